@@ -1,0 +1,437 @@
+/*
+ * compact.c -- merging a family's sorted files into one, and removing files that
+ * no manifest names.
+ *
+ * Every compaction takes all sorted files of the family, so it sees every entry
+ * that a tombstone in them could mask (the logs hold only newer sequence numbers)
+ * and can apply the read rules of DESIGN.md exactly: masked entries, older writes
+ * of one timestamp, versions past max_versions, expired versions and tombstones are
+ * dropped; a DEL_VERSION within the newest max_versions timestamps is kept, since
+ * it still holds its place.
+ */
+#include "db_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+
+#define INTERRUPT_EVERY 4096
+
+/* What the filter remembers about the current row and column. */
+typedef struct compact_state
+{
+	uint8_t    *row;
+	size_t		row_len,
+				row_cap;
+	bool		have_row;
+	uint64_t	fam_tomb;
+	uint8_t    *qual;
+	size_t		qual_len,
+				qual_cap;
+	bool		have_col;
+	uint64_t	col_tomb;
+	uint32_t	slots;
+	bool		have_ts;
+	int64_t		last_ts;
+} compact_state;
+
+static bool
+copy_into(uint8_t **buf, size_t *cap, size_t *len, const uint8_t *src, size_t n)
+{
+	if (n > *cap)
+	{
+		size_t		c = *cap ? *cap : 64;
+		uint8_t    *p;
+
+		while (c < n)
+			c *= 2;
+		if ((p = realloc(*buf, c)) == NULL)
+			return false;
+		*buf = p;
+		*cap = c;
+	}
+	if (n)
+		memcpy(*buf, src, n);
+	*len = n;
+	return true;
+}
+
+/* Decides whether c survives; returns 1 keep, 0 drop, <0 error. */
+static int
+compact_keep(compact_state *st, const wc_cell *c, uint64_t trunc, uint32_t max_versions,
+			 int64_t ttl_cutoff)
+{
+	uint64_t	mask;
+
+	if (c->seq < trunc)
+		return 0;
+	if (!st->have_row || wc_row_cmp(c->row, c->row_len, st->row, st->row_len) != 0)
+	{
+		if (!copy_into(&st->row, &st->row_cap, &st->row_len, c->row, c->row_len))
+			return WC_NOMEM;
+		st->have_row = true;
+		st->have_col = false;
+		st->fam_tomb = 0;
+	}
+	if (c->type == WC_TYPE_DEL_FAMILY)
+	{
+		if (c->seq > st->fam_tomb)
+			st->fam_tomb = c->seq;
+		return 0;
+	}
+	if (!st->have_col || wc_row_cmp(c->qual, c->qual_len, st->qual, st->qual_len) != 0)
+	{
+		if (!copy_into(&st->qual, &st->qual_cap, &st->qual_len, c->qual, c->qual_len))
+			return WC_NOMEM;
+		st->have_col = true;
+		st->col_tomb = 0;
+		st->slots = 0;
+		st->have_ts = false;
+	}
+	if (c->type == WC_TYPE_DEL_COLUMN)
+	{
+		if (c->seq > st->col_tomb)
+			st->col_tomb = c->seq;
+		return 0;
+	}
+	mask = st->fam_tomb > st->col_tomb ? st->fam_tomb : st->col_tomb;
+	if (c->seq <= mask || (st->have_ts && c->ts == st->last_ts))
+		return 0;
+	st->have_ts = true;
+	st->last_ts = c->ts;
+	st->slots++;
+	if (max_versions != 0 && st->slots > max_versions)
+		return 0;
+	if (c->ts < ttl_cutoff)
+		return 0;
+	if (c->type == WC_TYPE_DEL_VERSION)
+		return max_versions != 0 ? 1 : 0;
+	return 1;
+}
+
+static int64_t
+clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+wc_db_compact_family(wc_db *db, const char *family, wc_err *err)
+{
+	wc_version *v = NULL;
+	wc_iter   **children = NULL;
+	wc_iter    *merge = NULL;
+	uint64_t   *inputs = NULL;
+	int			ninputs = 0;
+	wc_sst_builder *b = NULL;
+	wc_sst_build_opts o;
+	wc_sst_props props;
+	compact_state st;
+	wc_manifest m;
+	const wc_family *f;
+	uint32_t	max_versions = 0;
+	int64_t		ttl_cutoff = INT64_MIN;
+	uint64_t	number = 0,
+				trunc,
+				until_check = INTERRUPT_EVERY;
+	char		name[32];
+	int			rc;
+	bool		output_made = false;
+
+	memset(&st, 0, sizeof(st));
+	memset(&m, 0, sizeof(m));
+	memset(&props, 0, sizeof(props));
+	if ((rc = wc_db_refresh_locked(db, err)) != WC_OK)
+		return rc;
+	v = wc_db_version(db);
+	trunc = db->manifest.truncate_seq;
+	f = wc_db_family(db, (const uint8_t *) family, strlen(family));
+	if (f)
+	{
+		int64_t		now = clock_ms();
+
+		max_versions = f->max_versions;
+		if (f->ttl_ms > 0 && now > INT64_MIN + f->ttl_ms)
+			ttl_cutoff = now - f->ttl_ms;
+	}
+
+	/* inputs: every sorted file of the family, as in the manifest we refreshed to */
+	inputs = calloc(db->nssts > 0 ? db->nssts : 1, sizeof(uint64_t));
+	children = calloc(db->nssts > 0 ? db->nssts : 1, sizeof(wc_iter *));
+	if (inputs == NULL || children == NULL)
+	{
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < db->nssts; i++)
+	{
+		if (strcmp(wc_sst_get_props(db->ssts[i].sst)->family, family) != 0)
+			continue;
+		if ((children[ninputs] = wc_sst_iter_new(db->ssts[i].sst, NULL)) == NULL)
+		{
+			rc = wc_err_set(err, WC_NOMEM, "out of memory");
+			goto out;
+		}
+		inputs[ninputs++] = db->ssts[i].number;
+	}
+	if (ninputs == 0)
+		goto out;
+	merge = wc_merge_iter_new(children, ninputs);
+	free(children);
+	children = NULL;
+	if (merge == NULL)
+	{
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		goto out;
+	}
+
+	{
+		/* reserve the output's number */
+		if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+			goto out;
+		rc = wc_db_read_manifest(db, &m, err);
+		if (rc == WC_OK)
+		{
+			number = m.next_file++;
+			rc = wc_db_write_manifest(db, &m, err);
+		}
+		wc_manifest_clear(&m);
+		wc_db_unlock(db, WC_LOCK_MANIFEST);
+		if (rc != WC_OK)
+			goto out;
+	}
+	wc_file_name(name, sizeof(name), number, "sst");
+	wc_db_build_opts(db, family, 1, &o);
+	if ((b = wc_sst_builder_new(db->dir, name, &o, err)) == NULL)
+	{
+		rc = err->code;
+		goto out;
+	}
+	for (wc_iter_seek_first(merge); wc_iter_valid(merge); wc_iter_next(merge))
+	{
+		const wc_cell *c = wc_iter_cell(merge);
+		int			keep;
+
+		if (--until_check == 0)
+		{
+			until_check = INTERRUPT_EVERY;
+			if (wc_db_interrupted(db))
+			{
+				rc = wc_err_set(err, WC_ABORTED, "compaction interrupted");
+				goto out;
+			}
+		}
+		keep = compact_keep(&st, c, trunc, max_versions, ttl_cutoff);
+		if (keep < 0)
+		{
+			rc = wc_err_set(err, keep, "out of memory");
+			goto out;
+		}
+		if (keep && (rc = wc_sst_builder_add(b, c)) != WC_OK)
+			break;
+	}
+	if ((rc = wc_iter_status(merge, err)) != WC_OK)
+		goto out;
+	rc = wc_sst_builder_finish(b, &props, err);
+	b = NULL;
+	if (rc != WC_OK)
+		goto out;
+	output_made = true;
+
+	/* swap inputs for the output, if nobody compacted them meanwhile */
+	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+		goto out;
+	rc = wc_db_read_manifest(db, &m, err);
+	for (int i = 0; rc == WC_OK && i < ninputs; i++)
+	{
+		bool		found = false;
+
+		for (int j = 0; j < m.nfiles; j++)
+			if (m.files[j].number == inputs[i])
+				found = true;
+		if (!found)
+			rc = wc_err_set(err, WC_BUSY, "a file of family \"%s\" was replaced during compaction",
+							family);
+	}
+	if (rc == WC_OK)
+	{
+		for (int i = 0; i < ninputs; i++)
+			wc_manifest_remove_file(&m, inputs[i]);
+		if (props.cells > 0)
+			rc = wc_manifest_add_file(&m, number, &props, err);
+	}
+	if (rc == WC_OK)
+	{
+		rc = wc_db_write_manifest(db, &m, err);
+		/* after a failed write the manifest may name the output: keep it */
+		if (rc != WC_OK)
+			output_made = false;
+	}
+	wc_db_unlock(db, WC_LOCK_MANIFEST);
+	if (rc == WC_OK)
+	{
+		wc_err		ignored;
+
+		/* scans that hold the inputs keep reading them through open descriptors */
+		wc_err_clear(&ignored);
+		for (int i = 0; i < ninputs; i++)
+		{
+			wc_file_name(name, sizeof(name), inputs[i], "sst");
+			(void) wc_env_unlink(db->dir, name, &ignored);
+		}
+		if (props.cells == 0)
+		{
+			wc_file_name(name, sizeof(name), number, "sst");
+			(void) wc_env_unlink(db->dir, name, &ignored);
+		}
+		output_made = false;
+		rc = wc_db_refresh_locked(db, err);
+	}
+
+out:
+	if (b)
+		wc_sst_builder_abandon(b);
+	if (output_made)
+	{
+		wc_err		ignored;
+
+		wc_err_clear(&ignored);
+		wc_file_name(name, sizeof(name), number, "sst");
+		(void) wc_env_unlink(db->dir, name, &ignored);
+	}
+	if (children)
+	{
+		for (int i = 0; i < ninputs; i++)
+			wc_iter_close(children[i]);
+		free(children);
+	}
+	wc_iter_close(merge);
+	wc_sst_props_clear(&props);
+	wc_manifest_clear(&m);
+	free(inputs);
+	free(st.row);
+	free(st.qual);
+	wc_version_unref(v);
+	return rc;
+}
+
+/* NNNNNN.ext -> number; false if name is not of that form. */
+static bool
+parse_file_name(const char *name, const char *ext, uint64_t *number)
+{
+	const char *dot = strchr(name, '.');
+	uint64_t	n = 0;
+
+	if (dot == NULL || dot == name || strcmp(dot + 1, ext) != 0)
+		return false;
+	for (const char *p = name; p < dot; p++)
+	{
+		if (*p < '0' || *p > '9' || n > UINT64_MAX / 10)
+			return false;
+		n = n * 10 + (uint64_t) (*p - '0');
+	}
+	*number = n;
+	return true;
+}
+
+int
+wc_db_remove_orphans(wc_db *db, wc_err *err)
+{
+	wc_manifest m;
+	char	  **names = NULL;
+	int			n = 0,
+				rc;
+
+	memset(&m, 0, sizeof(m));
+	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+		return rc;
+	rc = wc_db_read_manifest(db, &m, err);
+	if (rc == WC_OK)
+		rc = wc_env_list(db->dir, &names, &n, err);
+	for (int i = 0; rc == WC_OK && i < n; i++)
+	{
+		uint64_t	number;
+		bool		live = false;
+
+		if (strcmp(names[i], "MANIFEST.tmp") == 0)
+		{
+			rc = wc_env_unlink(db->dir, names[i], err);
+			continue;
+		}
+		if (parse_file_name(names[i], "sst", &number))
+		{
+			for (int j = 0; j < m.nfiles; j++)
+				if (m.files[j].number == number)
+					live = true;
+		}
+		else if (parse_file_name(names[i], "log", &number))
+		{
+			for (int j = 0; j < m.nlogs; j++)
+				if (m.logs[j] == number)
+					live = true;
+		}
+		else
+			continue;
+		if (!live && number < m.next_file)
+			rc = wc_env_unlink(db->dir, names[i], err);
+	}
+	wc_db_unlock(db, WC_LOCK_MANIFEST);
+	wc_env_free_list(names, n);
+	wc_manifest_clear(&m);
+	return rc;
+}
+
+int
+wc_db_compact(wc_db *db, wc_err *err)
+{
+	int			rc = wc_db_flush(db, err);
+
+	/* a commit in flight keeps its log; the files are compacted all the same */
+	if (rc == WC_BUSY)
+	{
+		wc_err_clear(err);
+		rc = WC_OK;
+	}
+	if (rc != WC_OK)
+		return rc;
+	if ((rc = wc_db_lock(db, WC_LOCK_COMPACT, true, err)) != WC_OK)
+		return rc;
+	if ((rc = wc_db_refresh_locked(db, err)) == WC_OK)
+	{
+		/* every family with files, declared or not; each compaction changes the
+		 * manifest, so take the names first */
+		int			nfiles = db->manifest.nfiles;
+		int			nnames = 0;
+		char	  (*names)[WC_MAX_FAMILY + 1] = calloc(nfiles > 0 ? nfiles : 1, WC_MAX_FAMILY + 1);
+
+		if (names == NULL)
+			rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		for (int i = 0; rc == WC_OK && i < nfiles; i++)
+		{
+			const char *family = db->manifest.files[i].props.family;
+			bool		seen = false;
+
+			for (int j = 0; j < nnames; j++)
+				if (strcmp(names[j], family) == 0)
+					seen = true;
+			if (!seen)
+				snprintf(names[nnames++], WC_MAX_FAMILY + 1, "%s", family);
+		}
+		for (int i = 0; rc == WC_OK && i < nnames; i++)
+			rc = wc_db_compact_family(db, names[i], err);
+		free(names);
+	}
+	if (rc == WC_OK && wc_db_lock(db, WC_LOCK_FLUSH, false, err) == WC_OK)
+	{
+		rc = wc_db_remove_orphans(db, err);
+		wc_db_unlock(db, WC_LOCK_FLUSH);
+	}
+	wc_db_unlock(db, WC_LOCK_COMPACT);
+	return rc;
+}

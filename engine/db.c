@@ -1,0 +1,990 @@
+/*
+ * db.c -- opening a store, catching up with other processes, writing batches.
+ *
+ * The protocol (locks, manifest, logs, versions) is described in DESIGN.md; this
+ * file is its reading and writing half.  flush.c and compact.c move data from logs
+ * to sorted files and between sorted files; scan.c reads a version.
+ */
+#include "db_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+
+#define MANIFEST_RETRIES 20
+
+void
+wc_file_name(char *buf, size_t size, uint64_t number, const char *ext)
+{
+	snprintf(buf, size, "%06llu.%s", (unsigned long long) number, ext);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+int
+wc_db_lock(wc_db *db, int byte, bool wait, wc_err *err)
+{
+	return wc_file_lock(&db->lockf, (uint64_t) byte, true, wait, err);
+}
+
+void
+wc_db_unlock(wc_db *db, int byte)
+{
+	wc_err		ignored;
+
+	wc_err_clear(&ignored);
+	(void) wc_file_unlock(&db->lockf, (uint64_t) byte, &ignored);
+}
+
+int
+wc_db_interrupted(wc_db *db)
+{
+	return db->opts.interrupt != NULL && db->opts.interrupt(db->opts.interrupt_arg);
+}
+
+int
+wc_db_resolve(wc_db *db, uint64_t tag, wc_txn_state *state, wc_err *err)
+{
+	if (tag == 0 || db->opts.resolve == NULL)
+	{
+		*state = WC_TXN_COMMITTED;
+		return WC_OK;
+	}
+	return db->opts.resolve(db->opts.resolve_arg, tag, state, err);
+}
+
+const wc_family *
+wc_db_family(const wc_db *db, const uint8_t *name, size_t len)
+{
+	for (int i = 0; i < db->nfams; i++)
+		if (db->fams[i].name_len == len && memcmp(db->fams[i].name, name, len) == 0)
+			return &db->fams[i];
+	return NULL;
+}
+
+static int
+family_cmp(const void *a, const void *b)
+{
+	const wc_family *fa = a;
+	const wc_family *fb = b;
+
+	return wc_row_cmp((const uint8_t *) fa->name, fa->name_len,
+					  (const uint8_t *) fb->name, fb->name_len);
+}
+
+static int
+set_families(wc_db *db, const wc_family_opts *families, int n, wc_err *err)
+{
+	wc_family  *fams;
+
+	if (n < 0 || n > WC_MAX_FAMILIES)
+		return wc_err_set(err, WC_INVALID, "a store has between 0 and %d families, not %d",
+						  WC_MAX_FAMILIES, n);
+	fams = calloc(n > 0 ? n : 1, sizeof(wc_family));
+	if (fams == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	for (int i = 0; i < n; i++)
+	{
+		size_t		len = families[i].name ? strlen(families[i].name) : 0;
+
+		if (len == 0 || len > WC_MAX_FAMILY)
+		{
+			free(fams);
+			return wc_err_set(err, WC_INVALID, "family name must have 1 to %d bytes",
+							  WC_MAX_FAMILY);
+		}
+		if (families[i].compression != WC_COMPRESS_NONE &&
+			families[i].compression != WC_COMPRESS_LZ4)
+		{
+			free(fams);
+			return wc_err_set(err, WC_INVALID, "unknown compression %d for family \"%s\"",
+							  families[i].compression, families[i].name);
+		}
+		if (families[i].ttl_ms < 0)
+		{
+			free(fams);
+			return wc_err_set(err, WC_INVALID, "negative ttl for family \"%s\"",
+							  families[i].name);
+		}
+		memcpy(fams[i].name, families[i].name, len);
+		fams[i].name_len = len;
+		fams[i].max_versions = families[i].max_versions;
+		fams[i].ttl_ms = families[i].ttl_ms;
+		fams[i].compression = families[i].compression;
+	}
+	qsort(fams, n, sizeof(wc_family), family_cmp);
+	for (int i = 1; i < n; i++)
+		if (family_cmp(&fams[i - 1], &fams[i]) == 0)
+		{
+			int			rc = wc_err_set(err, WC_INVALID, "family \"%s\" is listed twice",
+										fams[i].name);
+
+			free(fams);
+			return rc;
+		}
+	free(db->fams);
+	db->fams = fams;
+	db->nfams = n;
+	db->dirty = true;
+	return WC_OK;
+}
+
+int
+wc_db_set_families(wc_db *db, const wc_family_opts *families, int n, wc_err *err)
+{
+	return set_families(db, families, n, err);
+}
+
+/* ---------------------------------------------------------------- manifest */
+
+static int
+manifest_stat(wc_db *db, struct stat *st, wc_err *err)
+{
+	char		path[4096];
+
+	snprintf(path, sizeof(path), "%s/MANIFEST", db->dir);
+	if (stat(path, st) != 0)
+		return wc_err_sys(err, "could not stat file \"MANIFEST\"");
+	return WC_OK;
+}
+
+static bool
+manifest_same(const wc_db *db, const struct stat *st)
+{
+	return st->st_dev == db->mf_dev && st->st_ino == db->mf_ino && st->st_size == db->mf_size &&
+		(int64_t) st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec == db->mf_mtime_ns;
+}
+
+int
+wc_db_read_manifest(wc_db *db, wc_manifest *m, wc_err *err)
+{
+	return wc_manifest_read(db->dir, m, err);
+}
+
+int
+wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err)
+{
+	int			rc;
+
+	m->version++;
+	rc = wc_manifest_write(db->dir, m, err);
+
+	/*
+	 * A failure may come after the rename (the directory fsync): the new manifest
+	 * may then be the live one.  Callers must not delete a file it names, so they
+	 * leave their outputs as orphans; and as with any failed fsync, this handle
+	 * stops writing until it is reopened.
+	 */
+	if (rc != WC_OK)
+		db->failed = true;
+	return rc;
+}
+
+static void
+logmem_free(wc_logmem *lm)
+{
+	if (lm == NULL)
+		return;
+	for (int i = 0; i < lm->nmem; i++)
+		wc_memtable_unref(lm->mem[i].mt);
+	free(lm->mem);
+	for (int i = 0; i < lm->nheld; i++)
+		free(lm->held[i].payload);
+	free(lm->held);
+	if (lm->reader)
+		wc_log_reader_free(lm->reader);
+	wc_file_close(&lm->file);
+	free(lm);
+}
+
+static int
+logmem_open(wc_db *db, uint64_t number, wc_logmem **out, wc_err *err)
+{
+	wc_logmem  *lm = calloc(1, sizeof(wc_logmem));
+	char		name[32];
+	uint64_t	hdr_number;
+	int			rc;
+
+	*out = NULL;
+	if (lm == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	lm->number = number;
+	lm->file.fd = -1;
+	wc_file_name(name, sizeof(name), number, "log");
+	rc = wc_file_open(db->dir, name, WC_OPEN_RDWR, &lm->file, err);
+	if (rc == WC_OK)
+		rc = wc_log_check_header(&lm->file, &hdr_number, err);
+	if (rc == WC_OK && hdr_number != number)
+		rc = wc_err_set(err, WC_CORRUPT, "log \"%s\" says it is log %llu",
+						name, (unsigned long long) hdr_number);
+	if (rc == WC_OK)
+	{
+		lm->valid_end = WC_LOG_HEADER_SIZE;
+		lm->reader = wc_log_reader_new(&lm->file, WC_LOG_HEADER_SIZE);
+		if (lm->reader == NULL)
+			rc = wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	if (rc != WC_OK)
+	{
+		logmem_free(lm);
+		return rc;
+	}
+	*out = lm;
+	return WC_OK;
+}
+
+/*
+ * Makes the open files match MANIFEST: opens new sorted files and logs, drops the
+ * ones no longer listed.  A listed file may have been deleted by a newer manifest
+ * written in between; then we start over with that one.
+ */
+static int
+load_manifest(wc_db *db, wc_err *err)
+{
+	for (int attempt = 0;; attempt++)
+	{
+		wc_manifest m;
+		struct stat st1,
+					st2;
+		wc_dbsst   *ssts = NULL;
+		wc_logmem **logs = NULL;
+		int			rc;
+		bool		vanished = false;
+
+		memset(&m, 0, sizeof(m));
+		if ((rc = manifest_stat(db, &st1, err)) != WC_OK)
+			return rc;
+		if ((rc = wc_manifest_read(db->dir, &m, err)) != WC_OK)
+		{
+			/* a rename may have replaced it between stat and open */
+			if (rc == WC_NOT_FOUND && attempt < MANIFEST_RETRIES)
+			{
+				wc_err_clear(err);
+				continue;
+			}
+			return rc;
+		}
+		if ((rc = manifest_stat(db, &st2, err)) != WC_OK)
+		{
+			wc_manifest_clear(&m);
+			return rc;
+		}
+		if (!(st1.st_ino == st2.st_ino && st1.st_mtim.tv_nsec == st2.st_mtim.tv_nsec &&
+			  st1.st_mtim.tv_sec == st2.st_mtim.tv_sec) && attempt < MANIFEST_RETRIES)
+		{
+			wc_manifest_clear(&m);
+			continue;
+		}
+
+		ssts = calloc(m.nfiles > 0 ? m.nfiles : 1, sizeof(wc_dbsst));
+		logs = calloc(m.nlogs > 0 ? m.nlogs : 1, sizeof(wc_logmem *));
+		if (ssts == NULL || logs == NULL)
+		{
+			free(ssts);
+			free(logs);
+			wc_manifest_clear(&m);
+			return wc_err_set(err, WC_NOMEM, "out of memory");
+		}
+
+		for (int i = 0; i < m.nfiles && rc == WC_OK; i++)
+		{
+			ssts[i].number = m.files[i].number;
+			for (int j = 0; j < db->nssts; j++)
+				if (db->ssts[j].number == m.files[i].number)
+				{
+					ssts[i].sst = db->ssts[j].sst;
+					wc_sst_ref(ssts[i].sst);
+					break;
+				}
+			if (ssts[i].sst == NULL)
+			{
+				char		name[32];
+
+				wc_file_name(name, sizeof(name), m.files[i].number, "sst");
+				rc = wc_sst_open(db->dir, name, &ssts[i].sst, err);
+				if (rc == WC_NOT_FOUND)
+					vanished = true;
+			}
+		}
+		for (int i = 0; i < m.nlogs && rc == WC_OK; i++)
+		{
+			for (int j = 0; j < db->nlogs; j++)
+				if (db->logs[j] && db->logs[j]->number == m.logs[i])
+				{
+					logs[i] = db->logs[j];
+					break;
+				}
+			if (logs[i] == NULL)
+			{
+				rc = logmem_open(db, m.logs[i], &logs[i], err);
+				if (rc == WC_NOT_FOUND)
+					vanished = true;
+			}
+		}
+
+		if (rc != WC_OK)
+		{
+			/* undo: release what this attempt opened or referenced */
+			for (int i = 0; i < m.nfiles; i++)
+				if (ssts[i].sst)
+					wc_sst_unref(ssts[i].sst);
+			for (int i = 0; i < m.nlogs; i++)
+			{
+				bool		ours = true;
+
+				for (int j = 0; j < db->nlogs; j++)
+					if (logs[i] == db->logs[j])
+						ours = false;
+				if (ours)
+					logmem_free(logs[i]);
+			}
+			free(ssts);
+			free(logs);
+			wc_manifest_clear(&m);
+			if (vanished && attempt < MANIFEST_RETRIES)
+			{
+				struct stat st3;
+
+				if (manifest_stat(db, &st3, err) == WC_OK &&
+					!(st3.st_ino == st2.st_ino && st3.st_mtim.tv_nsec == st2.st_mtim.tv_nsec &&
+					  st3.st_mtim.tv_sec == st2.st_mtim.tv_sec))
+				{
+					wc_err_clear(err);
+					continue;
+				}
+				{
+					char		detail[sizeof(err->msg)];
+
+					memcpy(detail, err->msg, sizeof(detail));
+					err->code = WC_OK;
+					return wc_err_set(err, WC_CORRUPT,
+									  "MANIFEST lists a file that does not exist: %s", detail);
+				}
+			}
+			return rc;
+		}
+
+		/* commit the new set */
+		for (int j = 0; j < db->nssts; j++)
+			wc_sst_unref(db->ssts[j].sst);
+		free(db->ssts);
+		db->ssts = ssts;
+		db->nssts = m.nfiles;
+		for (int j = 0; j < db->nlogs; j++)
+		{
+			bool		kept = false;
+
+			for (int i = 0; i < m.nlogs; i++)
+				if (logs[i] == db->logs[j])
+					kept = true;
+			if (!kept)
+				logmem_free(db->logs[j]);
+		}
+		free(db->logs);
+		db->logs = logs;
+		db->nlogs = m.nlogs;
+		wc_manifest_clear(&db->manifest);
+		db->manifest = m;
+		if (m.truncate_seq > db->truncate_seq)
+			db->truncate_seq = m.truncate_seq;
+		if (m.last_seq > db->applied_seq)
+			db->applied_seq = m.last_seq;
+		db->mf_dev = st2.st_dev;
+		db->mf_ino = st2.st_ino;
+		db->mf_size = st2.st_size;
+		db->mf_mtime_ns = (int64_t) st2.st_mtim.tv_sec * 1000000000 + st2.st_mtim.tv_nsec;
+		db->dirty = true;
+		return WC_OK;
+	}
+}
+
+/* ---------------------------------------------------------------- log replay */
+
+static wc_memtable *
+logmem_family(wc_logmem *lm, const uint8_t *fam, uint32_t fam_len, wc_err *err)
+{
+	wc_fammem  *grown;
+
+	for (int i = 0; i < lm->nmem; i++)
+		if (strlen(lm->mem[i].family) == fam_len && memcmp(lm->mem[i].family, fam, fam_len) == 0)
+			return lm->mem[i].mt;
+	grown = realloc(lm->mem, sizeof(wc_fammem) * (lm->nmem + 1));
+	if (grown == NULL)
+		goto oom;
+	lm->mem = grown;
+	memset(&lm->mem[lm->nmem], 0, sizeof(wc_fammem));
+	memcpy(lm->mem[lm->nmem].family, fam, fam_len);
+	lm->mem[lm->nmem].mt = wc_memtable_new();
+	if (lm->mem[lm->nmem].mt == NULL)
+		goto oom;
+	return lm->mem[lm->nmem++].mt;
+
+oom:
+	wc_err_set(err, WC_NOMEM, "out of memory");
+	return NULL;
+}
+
+/* Applies the entries of a committed record to lm's memtables. */
+static int
+apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_err *err)
+{
+	wc_batch_reader r;
+	wc_batch_entry e;
+	int			rc;
+	char		name[32];
+
+	wc_file_name(name, sizeof(name), lm->number, "log");
+	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
+		return rc;
+	while ((rc = wc_batch_reader_next(&r, &e, err)) == 1)
+	{
+		if (e.type == WC_TYPE_DEL_ALL)
+		{
+			if (e.cell.seq > db->truncate_seq)
+				db->truncate_seq = e.cell.seq;
+			continue;
+		}
+		else
+		{
+			wc_memtable *mt = logmem_family(lm, e.fam, e.fam_len, err);
+
+			if (mt == NULL)
+				return err->code;
+			if ((rc = wc_memtable_add(mt, &e.cell, err)) != WC_OK)
+				return rc;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	if (r.count > 0 && r.seq_base + r.count - 1 > db->applied_seq)
+		db->applied_seq = r.seq_base + r.count - 1;
+	db->dirty = true;
+	return WC_OK;
+}
+
+static int
+hold_payload(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err)
+{
+	wc_held    *grown = realloc(lm->held, sizeof(wc_held) * (lm->nheld + 1));
+	uint8_t    *copy = malloc(len ? len : 1);
+
+	if (grown == NULL || copy == NULL)
+	{
+		free(copy);
+		if (grown)
+			lm->held = grown;
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	memcpy(copy, payload, len);
+	lm->held = grown;
+	lm->held[lm->nheld].tag = tag;
+	lm->held[lm->nheld].payload = copy;
+	lm->held[lm->nheld].len = len;
+	lm->nheld++;
+	return WC_OK;
+}
+
+static int
+logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
+{
+	int			rc;
+
+	/* records whose transaction was in progress last time */
+	for (int i = 0; i < lm->nheld;)
+	{
+		wc_txn_state state;
+
+		if ((rc = wc_db_resolve(db, lm->held[i].tag, &state, err)) != WC_OK)
+			return rc;
+		if (state == WC_TXN_IN_PROGRESS)
+		{
+			i++;
+			continue;
+		}
+		if (state == WC_TXN_COMMITTED &&
+			(rc = apply_payload(db, lm, lm->held[i].payload, lm->held[i].len, err)) != WC_OK)
+			return rc;
+		free(lm->held[i].payload);
+		lm->held[i] = lm->held[--lm->nheld];
+	}
+
+	for (;;)
+	{
+		const uint8_t *payload;
+		size_t		len;
+		uint64_t	end;
+		wc_batch_reader r;
+		wc_txn_state state;
+
+		rc = wc_log_read(lm->reader, &payload, &len, &end, err);
+		if (rc == 0)
+			return WC_OK;
+		if (rc < 0)
+			return rc;
+		if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
+		{
+			char		name[32];
+			char		detail[sizeof(err->msg)];
+
+			wc_file_name(name, sizeof(name), lm->number, "log");
+			memcpy(detail, err->msg, sizeof(detail));
+			err->code = WC_OK;
+			return wc_err_set(err, WC_CORRUPT, "bad batch record in %s ending at offset %llu: %s",
+							  name, (unsigned long long) end, detail);
+		}
+		if (r.count > 0 && r.seq_base + r.count - 1 > lm->max_seq)
+			lm->max_seq = r.seq_base + r.count - 1;
+		if ((rc = wc_db_resolve(db, r.tag, &state, err)) != WC_OK)
+			return rc;
+		if (state == WC_TXN_COMMITTED)
+			rc = apply_payload(db, lm, payload, len, err);
+		else if (state == WC_TXN_IN_PROGRESS)
+			rc = hold_payload(lm, r.tag, payload, len, err);
+		if (rc != WC_OK)
+			return rc;
+		lm->valid_end = end;
+	}
+}
+
+/* ---------------------------------------------------------------- versions */
+
+void
+wc_version_unref(wc_version *v)
+{
+	if (v == NULL || --v->refs > 0)
+		return;
+	for (int i = 0; i < v->nssts; i++)
+		wc_sst_unref(v->ssts[i]);
+	for (int i = 0; i < v->nmems; i++)
+		wc_memtable_unref(v->mems[i].mt);
+	free(v->ssts);
+	free(v->mems);
+	free(v);
+}
+
+static int
+build_version(wc_db *db, wc_err *err)
+{
+	wc_version *v = calloc(1, sizeof(wc_version));
+	int			nmems = 0;
+
+	if (v == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	for (int i = 0; i < db->nlogs; i++)
+		nmems += db->logs[i]->nmem;
+	v->refs = 1;
+	v->snapshot_seq = db->applied_seq;
+	v->truncate_seq = db->truncate_seq;
+	v->ssts = calloc(db->nssts > 0 ? db->nssts : 1, sizeof(wc_sst *));
+	v->mems = calloc(nmems > 0 ? nmems : 1, sizeof(wc_fammem));
+	if (v->ssts == NULL || v->mems == NULL)
+	{
+		free(v->ssts);
+		free(v->mems);
+		free(v);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < db->nssts; i++)
+	{
+		v->ssts[v->nssts++] = db->ssts[i].sst;
+		wc_sst_ref(db->ssts[i].sst);
+	}
+	for (int i = 0; i < db->nlogs; i++)
+		for (int j = 0; j < db->logs[i]->nmem; j++)
+		{
+			v->mems[v->nmems] = db->logs[i]->mem[j];
+			wc_memtable_ref(v->mems[v->nmems].mt);
+			v->nmems++;
+		}
+	wc_version_unref(db->current);
+	db->current = v;
+	db->dirty = false;
+	return WC_OK;
+}
+
+wc_version *
+wc_db_version(wc_db *db)
+{
+	if (db->current)
+		db->current->refs++;
+	return db->current;
+}
+
+int
+wc_db_refresh_locked(wc_db *db, wc_err *err)
+{
+	struct stat st;
+	int			rc;
+
+	if ((rc = manifest_stat(db, &st, err)) != WC_OK)
+		return rc;
+	if (!manifest_same(db, &st) && (rc = load_manifest(db, err)) != WC_OK)
+		return rc;
+	for (int i = 0; i < db->nlogs; i++)
+		if ((rc = logmem_catch_up(db, db->logs[i], err)) != WC_OK)
+			return rc;
+	if (db->dirty || db->current == NULL)
+		return build_version(db, err);
+	return WC_OK;
+}
+
+int
+wc_db_refresh(wc_db *db, wc_err *err)
+{
+	return wc_db_refresh_locked(db, err);
+}
+
+/* ---------------------------------------------------------------- open / close */
+
+static int
+open_lock_file(wc_db *db, bool create, wc_err *err)
+{
+	int			rc = wc_file_open(db->dir, "LOCK", WC_OPEN_RDWR, &db->lockf, err);
+
+	if (rc == WC_NOT_FOUND && create)
+	{
+		wc_err_clear(err);
+		rc = wc_file_open(db->dir, "LOCK", WC_OPEN_EXCL, &db->lockf, err);
+		if (rc != WC_OK && err->sys_errno == EEXIST)
+		{
+			wc_err_clear(err);
+			rc = wc_file_open(db->dir, "LOCK", WC_OPEN_RDWR, &db->lockf, err);
+		}
+	}
+	return rc;
+}
+
+/* Writes the first manifest and log of a new store, unless another process did. */
+static int
+create_store(wc_db *db, wc_err *err)
+{
+	wc_manifest m;
+	char		name[32];
+	int			rc;
+
+	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+		return rc;
+	if (wc_env_exists(db->dir, "MANIFEST"))
+	{
+		wc_db_unlock(db, WC_LOCK_MANIFEST);
+		return WC_OK;
+	}
+	memset(&m, 0, sizeof(m));
+	m.next_file = 2;
+	m.logs = malloc(sizeof(uint64_t));
+	if (m.logs == NULL)
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
+	else
+	{
+		m.logs[0] = 1;
+		m.nlogs = 1;
+		wc_file_name(name, sizeof(name), 1, "log");
+		/* a crash may have left the file of an earlier attempt */
+		rc = wc_env_unlink(db->dir, name, err);
+		if (rc == WC_OK)
+			rc = wc_log_create(db->dir, name, 1, err);
+		if (rc == WC_OK)
+			rc = wc_db_write_manifest(db, &m, err);
+	}
+	wc_manifest_clear(&m);
+	wc_db_unlock(db, WC_LOCK_MANIFEST);
+	return rc;
+}
+
+int
+wc_db_open(const char *dir, const wc_open_opts *opts, wc_db **out, wc_err *err)
+{
+	wc_db	   *db;
+	int			rc;
+
+	*out = NULL;
+	if (dir == NULL || opts == NULL)
+		return wc_err_set(err, WC_INVALID, "wc_db_open needs a directory and options");
+	db = calloc(1, sizeof(wc_db));
+	if (db == NULL || (db->dir = strdup(dir)) == NULL)
+	{
+		free(db);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	db->lockf.fd = -1;
+	db->opts = *opts;
+	db->opts.families = NULL;
+	db->opts.nfamilies = 0;
+	if (db->opts.log_switch_bytes == 0)
+		db->opts.log_switch_bytes = WC_DEFAULT_LOG_SWITCH;
+	if (db->opts.block_bytes == 0)
+		db->opts.block_bytes = WC_DEFAULT_BLOCK;
+	if (db->opts.bloom_bits_per_key == 0)
+		db->opts.bloom_bits_per_key = WC_DEFAULT_BLOOM;
+	if (db->opts.l0_compaction_trigger <= 0)
+		db->opts.l0_compaction_trigger = WC_DEFAULT_L0_TRIGGER;
+
+	rc = set_families(db, opts->families, opts->nfamilies, err);
+	if (rc == WC_OK && opts->create_if_missing)
+		rc = wc_env_mkdir(dir, err);
+	if (rc == WC_OK)
+	{
+		struct stat st;
+
+		if (stat(dir, &st) != 0)
+			rc = wc_err_sys(err, "store directory \"%s\" does not exist", dir);
+	}
+	if (rc == WC_OK)
+		rc = open_lock_file(db, opts->create_if_missing, err);
+	if (rc == WC_OK && !wc_env_exists(dir, "MANIFEST"))
+	{
+		if (opts->create_if_missing)
+			rc = create_store(db, err);
+		else
+			rc = wc_err_set(err, WC_NOT_FOUND, "no store in \"%s\"", dir);
+	}
+	if (rc == WC_OK)
+		rc = wc_db_refresh_locked(db, err);
+	if (rc != WC_OK)
+	{
+		wc_db_close(db);
+		return rc;
+	}
+	*out = db;
+	return WC_OK;
+}
+
+void
+wc_db_close(wc_db *db)
+{
+	if (db == NULL)
+		return;
+	wc_version_unref(db->current);
+	for (int i = 0; i < db->nssts; i++)
+		wc_sst_unref(db->ssts[i].sst);
+	free(db->ssts);
+	for (int i = 0; i < db->nlogs; i++)
+		logmem_free(db->logs[i]);
+	free(db->logs);
+	wc_manifest_clear(&db->manifest);
+	wc_file_close(&db->lockf);
+	free(db->fams);
+	free(db->dir);
+	free(db);
+}
+
+int
+wc_db_destroy(const char *dir, wc_err *err)
+{
+	char	  **names;
+	int			n,
+				rc;
+
+	rc = wc_env_list(dir, &names, &n, err);
+	if (rc == WC_NOT_FOUND)
+	{
+		wc_err_clear(err);
+		return WC_OK;
+	}
+	if (rc != WC_OK)
+		return rc;
+	for (int i = 0; i < n && rc == WC_OK; i++)
+		rc = wc_env_unlink(dir, names[i], err);
+	wc_env_free_list(names, n);
+	if (rc == WC_OK && rmdir(dir) != 0 && errno != ENOENT)
+		rc = wc_err_sys(err, "could not remove store directory \"%s\"", dir);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+int
+wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync, wc_err *err)
+{
+	uint64_t	count = 0;
+	size_t		body = 0,
+				hdr,
+				off;
+	uint8_t    *payload;
+	uint64_t	seq_base,
+				new_end;
+	wc_logmem  *active;
+	int			rc;
+
+	if (db->failed)
+		return wc_err_set(err, WC_FAILED,
+						  "the store handle refuses writes after an earlier fsync failure; reopen it");
+	for (int i = 0; i < n; i++)
+	{
+		count += wc_batch_count(batches[i]);
+		body += wc_batch_bytes(batches[i]);
+	}
+	if (count == 0)
+		return WC_OK;
+	if (count > UINT32_MAX)
+		return wc_err_set(err, WC_INVALID, "a batch of %llu entries is too large",
+						  (unsigned long long) count);
+	payload = malloc(WC_BATCH_HEADER_MAX + body);
+	if (payload == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory for a batch of %zu bytes", body);
+
+	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
+	{
+		free(payload);
+		return rc;
+	}
+	rc = wc_db_refresh_locked(db, err);
+	if (rc == WC_OK && db->nlogs == 0)
+		rc = wc_err_set(err, WC_CORRUPT, "MANIFEST lists no log");
+	if (rc != WC_OK)
+		goto out;
+	active = db->logs[db->nlogs - 1];
+	if ((rc = wc_log_repair_tail(&active->file, active->valid_end, err)) != WC_OK)
+		goto out;
+
+	seq_base = db->manifest.last_seq;
+	for (int i = 0; i < db->nlogs; i++)
+		if (db->logs[i]->max_seq > seq_base)
+			seq_base = db->logs[i]->max_seq;
+	if (db->applied_seq > seq_base)
+		seq_base = db->applied_seq;
+	seq_base++;
+
+	hdr = wc_batch_encode_header(payload, seq_base, tag, (uint32_t) count);
+	off = hdr;
+	for (int i = 0; i < n; i++)
+	{
+		size_t		len;
+		const uint8_t *entries = wc_batch_entries(batches[i], &len);
+
+		memcpy(payload + off, entries, len);
+		off += len;
+	}
+	rc = wc_log_append(&active->file, active->valid_end, payload, off, &new_end, err);
+	if (rc != WC_OK)
+	{
+		wc_err		ignored;
+
+		/* leave no partial record behind for the next writer to judge */
+		wc_err_clear(&ignored);
+		(void) wc_file_truncate(&active->file, active->valid_end, &ignored);
+		goto out;
+	}
+	/* our own record is read back like anyone's, when its tag resolves */
+	if (seq_base + count - 1 > active->max_seq)
+		active->max_seq = seq_base + count - 1;
+	if (new_end >= db->opts.log_switch_bytes)
+	{
+		wc_err		serr;
+
+		/* the record is written; a failed switch only delays the flush */
+		wc_err_clear(&serr);
+		(void) wc_db_switch_log(db, &serr);
+	}
+	wc_db_unlock(db, WC_LOCK_WRITE);
+	free(payload);
+	if (sync && (rc = wc_file_sync(&active->file, false, err)) != WC_OK)
+		db->failed = true;
+	return rc;
+
+out:
+	wc_db_unlock(db, WC_LOCK_WRITE);
+	free(payload);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- statistics */
+
+int
+wc_db_files(wc_db *db, wc_file_info **out, int *n, wc_err *err)
+{
+	wc_file_info *files;
+	int			count = db->manifest.nfiles;
+
+	*out = NULL;
+	*n = 0;
+	files = calloc(count > 0 ? count : 1, sizeof(wc_file_info));
+	if (files == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	for (int i = 0; i < count; i++)
+	{
+		const wc_manifest_file *mf = &db->manifest.files[i];
+		const wc_sst_props *p = &mf->props;
+		wc_file_info *f = &files[i];
+
+		wc_file_name(f->name, sizeof(f->name), mf->number, "sst");
+		snprintf(f->family, sizeof(f->family), "%s", p->family);
+		f->level = p->level;
+		f->cells = p->cells;
+		f->file_bytes = p->file_bytes;
+		f->raw_bytes = p->raw_bytes;
+		f->ts_min = p->ts_min;
+		f->ts_max = p->ts_max;
+		f->row_min = malloc(p->row_min_len ? p->row_min_len : 1);
+		f->row_max = malloc(p->row_max_len ? p->row_max_len : 1);
+		if (f->row_min == NULL || f->row_max == NULL)
+		{
+			wc_file_info_free(files, i + 1);
+			return wc_err_set(err, WC_NOMEM, "out of memory");
+		}
+		if (p->row_min_len)
+			memcpy(f->row_min, p->row_min, p->row_min_len);
+		if (p->row_max_len)
+			memcpy(f->row_max, p->row_max, p->row_max_len);
+		f->row_min_len = p->row_min_len;
+		f->row_max_len = p->row_max_len;
+	}
+	*out = files;
+	*n = count;
+	return WC_OK;
+}
+
+void
+wc_file_info_free(wc_file_info *files, int n)
+{
+	if (files == NULL)
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		free(files[i].row_min);
+		free(files[i].row_max);
+	}
+	free(files);
+}
+
+int
+wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err)
+{
+	memset(stats, 0, sizeof(*stats));
+	for (int i = 0; i < db->manifest.nfiles; i++)
+	{
+		const wc_sst_props *p = &db->manifest.files[i].props;
+
+		if (family && strcmp(family, p->family) != 0)
+			continue;
+		stats->files++;
+		stats->file_cells += p->cells;
+		stats->file_bytes += p->file_bytes;
+		stats->raw_bytes += p->raw_bytes;
+		stats->distinct_rows_est += p->distinct_rows;
+	}
+	for (int i = 0; i < db->nlogs; i++)
+	{
+		const wc_logmem *lm = db->logs[i];
+
+		stats->log_bytes += lm->valid_end;
+		for (int j = 0; j < lm->nmem; j++)
+		{
+			if (family && strcmp(family, lm->mem[j].family) != 0)
+				continue;
+			stats->mem_cells += wc_memtable_count(lm->mem[j].mt);
+			stats->mem_bytes += wc_memtable_bytes(lm->mem[j].mt);
+		}
+	}
+	/* rows spread over several files are counted once per file: an upper bound */
+	stats->distinct_rows_est += stats->mem_cells;
+	if (stats->distinct_rows_est > stats->file_cells + stats->mem_cells)
+		stats->distinct_rows_est = stats->file_cells + stats->mem_cells;
+	return WC_OK;
+}

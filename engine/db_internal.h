@@ -1,0 +1,137 @@
+/*
+ * db_internal.h -- the state of an open store, shared by db.c (open, refresh,
+ * write), scan.c, flush.c and compact.c.  See DESIGN.md for the protocol.
+ */
+#ifndef WC_DB_INTERNAL_H
+#define WC_DB_INTERNAL_H
+
+#include <sys/types.h>
+
+#include "batch.h"
+#include "env.h"
+#include "log.h"
+#include "manifest.h"
+#include "memtable.h"
+#include "sst.h"
+
+/* Bytes of LOCK that carry the locks (DESIGN.md, "Locks"). */
+#define WC_LOCK_WRITE		0
+#define WC_LOCK_MANIFEST	1
+#define WC_LOCK_FLUSH		2
+#define WC_LOCK_COMPACT		3
+
+#define WC_DEFAULT_LOG_SWITCH	(8u << 20)
+#define WC_DEFAULT_BLOCK		(16u << 10)
+#define WC_DEFAULT_BLOOM		10
+#define WC_DEFAULT_L0_TRIGGER	4
+
+/* A memtable of one family. */
+typedef struct wc_fammem
+{
+	char		family[WC_MAX_FAMILY + 1];
+	wc_memtable *mt;
+} wc_fammem;
+
+/* A record read from a log whose transaction was still in progress. */
+typedef struct wc_held
+{
+	uint64_t	tag;
+	uint8_t    *payload;
+	size_t		len;
+} wc_held;
+
+/* This process's view of one live log. */
+typedef struct wc_logmem
+{
+	uint64_t	number;
+	wc_file		file;
+	wc_log_reader *reader;
+	uint64_t	valid_end;		/* offset after the last complete record read */
+	uint64_t	max_seq;		/* highest seq of any record read (any outcome) */
+	int			nmem;
+	wc_fammem  *mem;
+	int			nheld;
+	wc_held    *held;
+} wc_logmem;
+
+/* An open sorted file with its manifest number. */
+typedef struct wc_dbsst
+{
+	uint64_t	number;
+	wc_sst	   *sst;
+} wc_dbsst;
+
+/* An immutable snapshot of what a scan reads (DESIGN.md, "versions"). */
+typedef struct wc_version
+{
+	int			refs;
+	uint64_t	snapshot_seq;	/* committed entries above this are ignored */
+	uint64_t	truncate_seq;	/* entries below this are gone */
+	int			nssts;
+	wc_sst	  **ssts;			/* referenced */
+	int			nmems;
+	wc_fammem  *mems;			/* referenced memtables */
+} wc_version;
+
+/* Family settings held by the handle. */
+typedef struct wc_family
+{
+	char		name[WC_MAX_FAMILY + 1];
+	size_t		name_len;
+	uint32_t	max_versions;
+	int64_t		ttl_ms;
+	int			compression;
+} wc_family;
+
+struct wc_db
+{
+	char	   *dir;
+	wc_open_opts opts;			/* families pointer not kept: see fams */
+	int			nfams;
+	wc_family  *fams;			/* sorted by name (byte order) */
+	wc_file		lockf;
+
+	wc_manifest manifest;		/* as last read */
+	dev_t		mf_dev;			/* identity of the MANIFEST file read */
+	ino_t		mf_ino;
+	int64_t		mf_mtime_ns;
+	off_t		mf_size;
+
+	int			nssts;
+	wc_dbsst   *ssts;
+	int			nlogs;
+	wc_logmem **logs;			/* oldest first; last = active */
+
+	uint64_t	applied_seq;	/* highest seq applied to memtables */
+	uint64_t	truncate_seq;	/* max(manifest, DEL_ALL applied) */
+	bool		dirty;			/* state changed since current was built */
+	wc_version *current;
+	bool		failed;			/* an fsync failed: refuse writes */
+};
+
+/* db.c */
+int			wc_db_refresh_locked(wc_db *db, wc_err *err);
+wc_version *wc_db_version(wc_db *db);	/* current version, referenced */
+void		wc_version_unref(wc_version *v);
+const wc_family *wc_db_family(const wc_db *db, const uint8_t *name, size_t len);
+int			wc_db_lock(wc_db *db, int byte, bool wait, wc_err *err);
+void		wc_db_unlock(wc_db *db, int byte);
+/* Reads MANIFEST fresh into *m; caller holds the manifest lock when it will write. */
+int			wc_db_read_manifest(wc_db *db, wc_manifest *m, wc_err *err);
+/* Writes m (version bumped by the caller). */
+int			wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err);
+int			wc_db_interrupted(wc_db *db);
+int			wc_db_resolve(wc_db *db, uint64_t tag, wc_txn_state *state, wc_err *err);
+void		wc_file_name(char *buf, size_t size, uint64_t number, const char *ext);
+
+/* flush.c */
+/* Sorted-file options for family (an undeclared family gets the defaults). */
+void		wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o);
+int			wc_db_switch_log(wc_db *db, wc_err *err);	/* caller holds the write lock */
+int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);	/* flush lock held */
+
+/* compact.c */
+int			wc_db_compact_family(wc_db *db, const char *family, wc_err *err);	/* compact lock held */
+int			wc_db_remove_orphans(wc_db *db, wc_err *err);
+
+#endif

@@ -1,0 +1,353 @@
+/*
+ * env.c -- POSIX file access with fault injection.
+ */
+#define _GNU_SOURCE
+#include "env.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+
+static long fault_at[WC_FAULT_NKINDS];
+static int	fault_errno[WC_FAULT_NKINDS];
+static long fault_calls[WC_FAULT_NKINDS];
+
+void
+wc_fault_set(wc_fault_kind kind, long n, int err_no)
+{
+	fault_at[kind] = n > 0 ? fault_calls[kind] + n : 0;
+	fault_errno[kind] = err_no;
+}
+
+long
+wc_fault_count(wc_fault_kind kind)
+{
+	return fault_calls[kind];
+}
+
+/* Counts a call of kind; returns true (with errno set) when it must fail. */
+static bool
+fault_hit(wc_fault_kind kind)
+{
+	fault_calls[kind]++;
+	if (fault_at[kind] != 0 && fault_calls[kind] == fault_at[kind])
+	{
+		fault_at[kind] = 0;
+		errno = fault_errno[kind] ? fault_errno[kind] : EIO;
+		return true;
+	}
+	return false;
+}
+
+static int
+path_join(char *buf, size_t size, const char *dir, const char *name, wc_err *err)
+{
+	int			n = snprintf(buf, size, "%s/%s", dir, name);
+
+	if (n < 0 || (size_t) n >= size)
+		return wc_err_set(err, WC_INVALID, "path too long: %s/%s", dir, name);
+	return WC_OK;
+}
+
+int
+wc_file_open(const char *dir, const char *name, int mode, wc_file *f, wc_err *err)
+{
+	char		path[4096];
+	int			flags;
+	int			rc;
+
+	f->fd = -1;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	if ((rc = path_join(path, sizeof(path), dir, name, err)) != WC_OK)
+		return rc;
+	switch (mode)
+	{
+		case WC_OPEN_READ:
+			flags = O_RDONLY;
+			break;
+		case WC_OPEN_RDWR:
+			flags = O_RDWR;
+			break;
+		case WC_OPEN_CREATE:
+			flags = O_RDWR | O_CREAT | O_TRUNC;
+			break;
+		default:
+			flags = O_RDWR | O_CREAT | O_EXCL;
+			break;
+	}
+	f->fd = open(path, flags | O_CLOEXEC, 0600);
+	if (f->fd < 0)
+		return wc_err_sys(err, "could not open file \"%s\"", name);
+	return WC_OK;
+}
+
+void
+wc_file_close(wc_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+int
+wc_file_pread_some(wc_file *f, void *buf, size_t n, uint64_t off, size_t *got, wc_err *err)
+{
+	size_t		done = 0;
+
+	if (fault_hit(WC_FAULT_READ))
+		return wc_err_sys(err, "could not read file \"%s\" at offset %llu",
+						  f->name, (unsigned long long) off);
+	while (done < n)
+	{
+		ssize_t		r = pread(f->fd, (char *) buf + done, n - done, (off_t) (off + done));
+
+		if (r < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return wc_err_sys(err, "could not read file \"%s\" at offset %llu",
+							  f->name, (unsigned long long) (off + done));
+		}
+		if (r == 0)
+			break;
+		done += (size_t) r;
+	}
+	*got = done;
+	return WC_OK;
+}
+
+int
+wc_file_pread(wc_file *f, void *buf, size_t n, uint64_t off, wc_err *err)
+{
+	size_t		got;
+	int			rc = wc_file_pread_some(f, buf, n, off, &got, err);
+
+	if (rc != WC_OK)
+		return rc;
+	if (got != n)
+		return wc_err_set(err, WC_CORRUPT,
+						  "file \"%s\" is truncated: wanted %zu bytes at offset %llu, found %zu",
+						  f->name, n, (unsigned long long) off, got);
+	return WC_OK;
+}
+
+int
+wc_file_pwrite(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err)
+{
+	size_t		done = 0;
+
+	if (fault_hit(WC_FAULT_WRITE))
+		return wc_err_sys(err, "could not write file \"%s\" at offset %llu",
+						  f->name, (unsigned long long) off);
+	while (done < n)
+	{
+		ssize_t		w = pwrite(f->fd, (const char *) buf + done, n - done, (off_t) (off + done));
+
+		if (w < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return wc_err_sys(err, "could not write file \"%s\" at offset %llu",
+							  f->name, (unsigned long long) (off + done));
+		}
+		done += (size_t) w;
+	}
+	return WC_OK;
+}
+
+int
+wc_file_sync(wc_file *f, bool full, wc_err *err)
+{
+	int			r;
+
+	if (fault_hit(WC_FAULT_SYNC))
+		return wc_err_sys(err, "could not fsync file \"%s\"", f->name);
+	r = full ? fsync(f->fd) : fdatasync(f->fd);
+	if (r != 0)
+		return wc_err_sys(err, "could not fsync file \"%s\"", f->name);
+	return WC_OK;
+}
+
+int
+wc_file_size(wc_file *f, uint64_t *size, wc_err *err)
+{
+	struct stat st;
+
+	if (fstat(f->fd, &st) != 0)
+		return wc_err_sys(err, "could not stat file \"%s\"", f->name);
+	*size = (uint64_t) st.st_size;
+	return WC_OK;
+}
+
+int
+wc_file_truncate(wc_file *f, uint64_t size, wc_err *err)
+{
+	if (fault_hit(WC_FAULT_WRITE) || ftruncate(f->fd, (off_t) size) != 0)
+		return wc_err_sys(err, "could not truncate file \"%s\" to %llu bytes",
+						  f->name, (unsigned long long) size);
+	return WC_OK;
+}
+
+int
+wc_env_sync_dir(const char *dir, wc_err *err)
+{
+	int			fd;
+
+	if (fault_hit(WC_FAULT_SYNC))
+		return wc_err_sys(err, "could not fsync directory of the store");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return wc_err_sys(err, "could not open directory of the store");
+	if (fsync(fd) != 0)
+	{
+		int			rc = wc_err_sys(err, "could not fsync directory of the store");
+
+		close(fd);
+		return rc;
+	}
+	close(fd);
+	return WC_OK;
+}
+
+int
+wc_env_rename(const char *dir, const char *from, const char *to, wc_err *err)
+{
+	char		a[4096],
+				b[4096];
+	int			rc;
+
+	if ((rc = path_join(a, sizeof(a), dir, from, err)) != WC_OK ||
+		(rc = path_join(b, sizeof(b), dir, to, err)) != WC_OK)
+		return rc;
+	if (fault_hit(WC_FAULT_RENAME) || rename(a, b) != 0)
+		return wc_err_sys(err, "could not rename file \"%s\" to \"%s\"", from, to);
+	return wc_env_sync_dir(dir, err);
+}
+
+int
+wc_env_unlink(const char *dir, const char *name, wc_err *err)
+{
+	char		path[4096];
+	int			rc;
+
+	if ((rc = path_join(path, sizeof(path), dir, name, err)) != WC_OK)
+		return rc;
+	if (unlink(path) != 0 && errno != ENOENT)
+		return wc_err_sys(err, "could not remove file \"%s\"", name);
+	return WC_OK;
+}
+
+bool
+wc_env_exists(const char *dir, const char *name)
+{
+	char		path[4096];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int) sizeof(path))
+		return false;
+	return stat(path, &st) == 0;
+}
+
+int
+wc_env_mkdir(const char *dir, wc_err *err)
+{
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return wc_err_sys(err, "could not create store directory \"%s\"", dir);
+	return WC_OK;
+}
+
+int
+wc_env_list(const char *dir, char ***names, int *n, wc_err *err)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *de;
+	char	  **list = NULL;
+	int			count = 0,
+				cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (d == NULL)
+		return wc_err_sys(err, "could not open store directory \"%s\"", dir);
+	while ((de = readdir(d)) != NULL)
+	{
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (count == cap)
+		{
+			char	  **grown;
+
+			cap = cap ? cap * 2 : 16;
+			grown = realloc(list, sizeof(char *) * cap);
+			if (grown == NULL)
+				goto oom;
+			list = grown;
+		}
+		if ((list[count] = strdup(de->d_name)) == NULL)
+			goto oom;
+		count++;
+	}
+	closedir(d);
+	*names = list;
+	*n = count;
+	return WC_OK;
+
+oom:
+	closedir(d);
+	wc_env_free_list(list, count);
+	return wc_err_set(err, WC_NOMEM, "out of memory listing the store directory");
+}
+
+void
+wc_env_free_list(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int
+wc_file_lock(wc_file *f, uint64_t byte, bool exclusive, bool wait, wc_err *err)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = exclusive ? F_WRLCK : F_RDLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t) byte;
+	fl.l_len = 1;
+	for (;;)
+	{
+		if (fcntl(f->fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) == 0)
+			return WC_OK;
+		if (errno == EINTR)
+			continue;
+		if (!wait && (errno == EAGAIN || errno == EACCES))
+			return WC_BUSY;
+		return wc_err_sys(err, "could not lock byte %llu of \"%s\"",
+						  (unsigned long long) byte, f->name);
+	}
+}
+
+int
+wc_file_unlock(wc_file *f, uint64_t byte, wc_err *err)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_UNLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = (off_t) byte;
+	fl.l_len = 1;
+	if (fcntl(f->fd, F_OFD_SETLK, &fl) != 0)
+		return wc_err_sys(err, "could not unlock byte %llu of \"%s\"",
+						  (unsigned long long) byte, f->name);
+	return WC_OK;
+}

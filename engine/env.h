@@ -1,0 +1,93 @@
+/*
+ * env.h -- the one layer through which the engine touches files.
+ *
+ * Every call names files relative to a store directory and reports failures with
+ * that relative name.  Tests make the Nth write, fsync, rename or read fail
+ * (wc_fault_set) to exercise every error path, as LevelDB's fault-injection
+ * tests do.  A failed fsync is reported as such and is never retried: callers
+ * must treat the file's unsynced contents as lost.
+ */
+#ifndef WC_ENV_H
+#define WC_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "wc.h"
+
+typedef struct wc_file
+{
+	int			fd;
+	char		name[64];		/* relative to the store directory, for messages */
+} wc_file;
+
+/* Open modes. */
+#define WC_OPEN_READ	0		/* existing file, read only */
+#define WC_OPEN_RDWR	1		/* existing file, read/write */
+#define WC_OPEN_CREATE	2		/* create or truncate, read/write */
+#define WC_OPEN_EXCL	3		/* create, fail if it exists */
+
+/* Opens dir/name; *f is filled (no allocation). */
+int			wc_file_open(const char *dir, const char *name, int mode, wc_file *f, wc_err *err);
+void		wc_file_close(wc_file *f);
+
+/* Reads exactly n bytes at off; a short read (end of file) is WC_CORRUPT
+ * ("truncated"), since callers only read what a structure says is there. */
+int			wc_file_pread(wc_file *f, void *buf, size_t n, uint64_t off, wc_err *err);
+
+/* Reads up to n bytes at off; *got is what was read (0 at end of file). */
+int			wc_file_pread_some(wc_file *f, void *buf, size_t n, uint64_t off, size_t *got, wc_err *err);
+
+/* Writes all n bytes at off. */
+int			wc_file_pwrite(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err);
+
+/* fdatasync (fsync when full).  Failure is final for the caller. */
+int			wc_file_sync(wc_file *f, bool full, wc_err *err);
+int			wc_file_size(wc_file *f, uint64_t *size, wc_err *err);
+int			wc_file_truncate(wc_file *f, uint64_t size, wc_err *err);
+
+/* rename(dir/from, dir/to) then fsync(dir). */
+int			wc_env_rename(const char *dir, const char *from, const char *to, wc_err *err);
+int			wc_env_sync_dir(const char *dir, wc_err *err);
+/* Unlinks dir/name; a missing file is not an error. */
+int			wc_env_unlink(const char *dir, const char *name, wc_err *err);
+bool		wc_env_exists(const char *dir, const char *name);
+/* mkdir -p of one level (the parent must exist); existing is fine. */
+int			wc_env_mkdir(const char *dir, wc_err *err);
+
+/*
+ * Lists the names in dir (not "." or "..") into a malloc'd array of malloc'd
+ * strings; free with wc_env_free_list.
+ */
+int			wc_env_list(const char *dir, char ***names, int *n, wc_err *err);
+void		wc_env_free_list(char **names, int n);
+
+/*
+ * Advisory locks on byte ranges of an open file, owned by the open file description
+ * (Linux OFD locks): released when the descriptor closes or the process dies, and
+ * independent between handles of one process.  wait=false returns WC_BUSY when held.
+ */
+int			wc_file_lock(wc_file *f, uint64_t byte, bool exclusive, bool wait, wc_err *err);
+int			wc_file_unlock(wc_file *f, uint64_t byte, wc_err *err);
+
+/* Fault injection (tests only; process-local). */
+typedef enum wc_fault_kind
+{
+	WC_FAULT_WRITE = 0,
+	WC_FAULT_SYNC,
+	WC_FAULT_RENAME,
+	WC_FAULT_READ,
+	WC_FAULT_NKINDS
+} wc_fault_kind;
+
+/*
+ * Makes the nth next call of kind (1 = the very next) fail with err_no (EIO,
+ * ENOSPC ...); n = 0 disarms.  A failing write writes nothing.
+ */
+void		wc_fault_set(wc_fault_kind kind, long n, int err_no);
+/* Number of calls of kind made so far (for sweeping a test over every call). */
+long		wc_fault_count(wc_fault_kind kind);
+
+#endif

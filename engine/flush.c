@@ -1,0 +1,485 @@
+/*
+ * flush.c -- switching the active log and turning full logs into sorted files.
+ *
+ * A log that is no longer active is immutable.  Flushing it reads it from disk
+ * (not from this process's memtable, which may lag), resolves every record's
+ * transaction, writes one sorted file per family with the committed entries, and
+ * replaces the log by those files in one manifest write (DESIGN.md, "Flush").
+ */
+#include "db_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+
+#define RESOLVE_WAIT_MS		10000	/* how long a waiting flush waits for a commit */
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+int
+wc_db_switch_log(wc_db *db, wc_err *err)
+{
+	wc_manifest m;
+	uint64_t   *logs;
+	uint64_t	number;
+	char		name[32];
+	int			rc;
+
+	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+		return rc;
+	memset(&m, 0, sizeof(m));
+	if ((rc = wc_db_read_manifest(db, &m, err)) != WC_OK)
+		goto out;
+	number = m.next_file++;
+	wc_file_name(name, sizeof(name), number, "log");
+	if ((rc = wc_env_unlink(db->dir, name, err)) != WC_OK ||
+		(rc = wc_log_create(db->dir, name, number, err)) != WC_OK)
+		goto out;
+	logs = realloc(m.logs, sizeof(uint64_t) * (m.nlogs + 1));
+	if (logs == NULL)
+	{
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		goto out;
+	}
+	m.logs = logs;
+	m.logs[m.nlogs++] = number;
+	/* on failure the new log stays: the manifest may name it (orphans are removed later) */
+	rc = wc_db_write_manifest(db, &m, err);
+out:
+	wc_manifest_clear(&m);
+	wc_db_unlock(db, WC_LOCK_MANIFEST);
+	return rc;
+}
+
+/* Reserves n consecutive file numbers; returns the first in *first. */
+static int
+reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err)
+{
+	wc_manifest m;
+	int			rc;
+
+	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+		return rc;
+	memset(&m, 0, sizeof(m));
+	rc = wc_db_read_manifest(db, &m, err);
+	if (rc == WC_OK)
+	{
+		*first = m.next_file;
+		m.next_file += (uint64_t) n;
+		rc = wc_db_write_manifest(db, &m, err);
+	}
+	wc_manifest_clear(&m);
+	wc_db_unlock(db, WC_LOCK_MANIFEST);
+	return rc;
+}
+
+/* Per-family memtables of one log being flushed. */
+typedef struct flush_set
+{
+	int			n;
+	wc_fammem  *mem;
+	uint64_t	max_seq;
+	uint64_t	trunc;
+} flush_set;
+
+static void
+flush_set_clear(flush_set *fs)
+{
+	for (int i = 0; i < fs->n; i++)
+		wc_memtable_unref(fs->mem[i].mt);
+	free(fs->mem);
+	memset(fs, 0, sizeof(*fs));
+}
+
+static wc_memtable *
+flush_set_family(flush_set *fs, const uint8_t *fam, uint32_t len, wc_err *err)
+{
+	wc_fammem  *grown;
+
+	for (int i = 0; i < fs->n; i++)
+		if (strlen(fs->mem[i].family) == len && memcmp(fs->mem[i].family, fam, len) == 0)
+			return fs->mem[i].mt;
+	grown = realloc(fs->mem, sizeof(wc_fammem) * (fs->n + 1));
+	if (grown == NULL)
+		goto oom;
+	fs->mem = grown;
+	memset(&fs->mem[fs->n], 0, sizeof(wc_fammem));
+	memcpy(fs->mem[fs->n].family, fam, len);
+	if ((fs->mem[fs->n].mt = wc_memtable_new()) == NULL)
+		goto oom;
+	return fs->mem[fs->n++].mt;
+oom:
+	wc_err_set(err, WC_NOMEM, "out of memory");
+	return NULL;
+}
+
+/* Reads log number into per-family memtables, resolving every record. */
+static int
+load_log(wc_db *db, uint64_t number, bool wait, flush_set *fs, wc_err *err)
+{
+	wc_file		f;
+	wc_log_reader *r = NULL;
+	char		name[32];
+	uint64_t	hdr_number;
+	int			rc;
+
+	wc_file_name(name, sizeof(name), number, "log");
+	if ((rc = wc_file_open(db->dir, name, WC_OPEN_READ, &f, err)) != WC_OK)
+		return rc;
+	if ((rc = wc_log_check_header(&f, &hdr_number, err)) != WC_OK)
+		goto out;
+	if ((r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE)) == NULL)
+	{
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		goto out;
+	}
+	for (;;)
+	{
+		const uint8_t *payload;
+		size_t		len;
+		uint64_t	end;
+		wc_batch_reader br;
+		wc_batch_entry e;
+		wc_txn_state state;
+		int			waited = 0;
+
+		rc = wc_log_read(r, &payload, &len, &end, err);
+		if (rc <= 0)
+			break;
+		if ((rc = wc_batch_reader_init(&br, payload, len, err)) != WC_OK)
+			goto out;
+		if (br.count > 0 && br.seq_base + br.count - 1 > fs->max_seq)
+			fs->max_seq = br.seq_base + br.count - 1;
+		for (;;)
+		{
+			if ((rc = wc_db_resolve(db, br.tag, &state, err)) != WC_OK)
+				goto out;
+			if (state != WC_TXN_IN_PROGRESS)
+				break;
+			if (!wait || waited >= RESOLVE_WAIT_MS || wc_db_interrupted(db))
+			{
+				rc = wc_err_set(err, WC_BUSY,
+								"log %s holds a transaction that is still in progress", name);
+				goto out;
+			}
+			sleep_ms(1);
+			waited++;
+		}
+		if (state != WC_TXN_COMMITTED)
+			continue;
+		while ((rc = wc_batch_reader_next(&br, &e, err)) == 1)
+		{
+			wc_memtable *mt;
+
+			if (e.type == WC_TYPE_DEL_ALL)
+			{
+				if (e.cell.seq > fs->trunc)
+					fs->trunc = e.cell.seq;
+				continue;
+			}
+			if ((mt = flush_set_family(fs, e.fam, e.fam_len, err)) == NULL)
+			{
+				rc = err->code;
+				goto out;
+			}
+			if ((rc = wc_memtable_add(mt, &e.cell, err)) != WC_OK)
+				goto out;
+		}
+		if (rc < 0)
+			goto out;
+	}
+out:
+	if (r)
+		wc_log_reader_free(r);
+	wc_file_close(&f);
+	return rc < 0 ? rc : WC_OK;
+}
+
+void
+wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o)
+{
+	const wc_family *f = wc_db_family(db, (const uint8_t *) family, strlen(family));
+
+	memset(o, 0, sizeof(*o));
+	o->family = family;
+	o->level = level;
+	o->compression = f ? f->compression : WC_COMPRESS_LZ4;
+	o->block_bytes = db->opts.block_bytes;
+	o->bloom_bits_per_key = db->opts.bloom_bits_per_key;
+}
+
+/* Writes the memtable of one family as sorted file number; *props->cells may be 0. */
+static int
+write_family(wc_db *db, const wc_fammem *fm, uint64_t number, uint64_t trunc,
+			 wc_sst_props *props, wc_err *err)
+{
+	wc_sst_build_opts o;
+	wc_sst_builder *b;
+	wc_iter    *it;
+	char		name[32];
+	int			rc = WC_OK;
+
+	wc_file_name(name, sizeof(name), number, "sst");
+	wc_db_build_opts(db, fm->family, 0, &o);
+	if ((b = wc_sst_builder_new(db->dir, name, &o, err)) == NULL)
+		return err->code;
+	if ((it = wc_memtable_iter_new(fm->mt)) == NULL)
+	{
+		wc_sst_builder_abandon(b);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	for (wc_iter_seek_first(it); wc_iter_valid(it) && rc == WC_OK; wc_iter_next(it))
+	{
+		const wc_cell *c = wc_iter_cell(it);
+
+		if (c->seq < trunc)
+			continue;
+		rc = wc_sst_builder_add(b, c);
+	}
+	wc_iter_close(it);
+	if (rc != WC_OK)
+	{
+		wc_sst_builder_abandon(b);
+		return wc_err_set(err, rc, "could not add an entry to %s", name);
+	}
+	return wc_sst_builder_finish(b, props, err);
+}
+
+static bool
+has_log(const wc_manifest *m, uint64_t number)
+{
+	for (int i = 0; i < m->nlogs; i++)
+		if (m->logs[i] == number)
+			return true;
+	return false;
+}
+
+/* Flushes one non-active log. */
+static int
+flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
+{
+	flush_set	fs;
+	wc_sst_props *props = NULL;
+	wc_manifest m;
+	uint64_t	first = 0,
+				trunc;
+	uint64_t   *doomed = NULL;
+	int			ndoomed = 0;
+	char		name[32];
+	int			rc;
+
+	memset(&fs, 0, sizeof(fs));
+	memset(&m, 0, sizeof(m));
+	if ((rc = load_log(db, number, wait, &fs, err)) != WC_OK)
+		goto out;
+	if (fs.n > 0 && (rc = reserve_numbers(db, fs.n, &first, err)) != WC_OK)
+		goto out;
+	props = calloc(fs.n > 0 ? fs.n : 1, sizeof(wc_sst_props));
+	if (props == NULL)
+	{
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		goto out;
+	}
+	trunc = fs.trunc > db->manifest.truncate_seq ? fs.trunc : db->manifest.truncate_seq;
+	for (int i = 0; i < fs.n && rc == WC_OK; i++)
+		rc = write_family(db, &fs.mem[i], first + i, trunc, &props[i], err);
+	if (rc != WC_OK)
+		goto remove_outputs;
+
+	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+		goto remove_outputs;
+	if ((rc = wc_db_read_manifest(db, &m, err)) != WC_OK || !has_log(&m, number))
+	{
+		/* someone else flushed it meanwhile */
+		wc_db_unlock(db, WC_LOCK_MANIFEST);
+		goto remove_outputs;
+	}
+	for (int i = 0; i < m.nlogs; i++)
+		if (m.logs[i] == number)
+		{
+			memmove(&m.logs[i], &m.logs[i + 1], sizeof(uint64_t) * (m.nlogs - i - 1));
+			m.nlogs--;
+			break;
+		}
+	if (fs.max_seq > m.last_seq)
+		m.last_seq = fs.max_seq;
+	if (fs.trunc > m.truncate_seq)
+		m.truncate_seq = fs.trunc;
+	/* files wholly below the truncate point are dead */
+	doomed = calloc(m.nfiles > 0 ? m.nfiles : 1, sizeof(uint64_t));
+	if (doomed == NULL)
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
+	for (int i = 0; rc == WC_OK && i < m.nfiles; i++)
+		if (m.files[i].props.seq_max < m.truncate_seq)
+			doomed[ndoomed++] = m.files[i].number;
+	for (int i = 0; i < ndoomed; i++)
+		wc_manifest_remove_file(&m, doomed[i]);
+	for (int i = 0; rc == WC_OK && i < fs.n; i++)
+		if (props[i].cells > 0)
+			rc = wc_manifest_add_file(&m, first + i, &props[i], err);
+	if (rc == WC_OK)
+	{
+		rc = wc_db_write_manifest(db, &m, err);
+		wc_db_unlock(db, WC_LOCK_MANIFEST);
+		if (rc != WC_OK)
+			goto out;			/* the manifest may name the outputs: keep them */
+	}
+	else
+	{
+		wc_db_unlock(db, WC_LOCK_MANIFEST);
+		goto remove_outputs;
+	}
+
+	{
+		wc_err		ignored;
+
+		/* the manifest no longer names them: failures only leave orphans */
+		wc_err_clear(&ignored);
+		wc_file_name(name, sizeof(name), number, "log");
+		(void) wc_env_unlink(db->dir, name, &ignored);
+		for (int i = 0; i < ndoomed; i++)
+		{
+			wc_file_name(name, sizeof(name), doomed[i], "sst");
+			(void) wc_env_unlink(db->dir, name, &ignored);
+		}
+		for (int i = 0; i < fs.n; i++)
+			if (props[i].cells == 0)
+			{
+				wc_file_name(name, sizeof(name), first + i, "sst");
+				(void) wc_env_unlink(db->dir, name, &ignored);
+			}
+	}
+	goto out;
+
+remove_outputs:
+	{
+		wc_err		ignored;
+
+		wc_err_clear(&ignored);
+		for (int i = 0; i < fs.n; i++)
+		{
+			wc_file_name(name, sizeof(name), first + i, "sst");
+			(void) wc_env_unlink(db->dir, name, &ignored);
+		}
+	}
+out:
+	if (props)
+	{
+		for (int i = 0; i < fs.n; i++)
+			wc_sst_props_clear(&props[i]);
+		free(props);
+	}
+	free(doomed);
+	wc_manifest_clear(&m);
+	flush_set_clear(&fs);
+	return rc;
+}
+
+int
+wc_db_flush_logs(wc_db *db, bool wait, wc_err *err)
+{
+	int			rc;
+
+	if ((rc = wc_db_refresh_locked(db, err)) != WC_OK)
+		return rc;
+	while (db->nlogs > 1)
+	{
+		if ((rc = flush_one(db, db->logs[0]->number, wait, err)) != WC_OK)
+			return rc;
+		if ((rc = wc_db_refresh_locked(db, err)) != WC_OK)
+			return rc;
+	}
+	return WC_OK;
+}
+
+int
+wc_db_flush(wc_db *db, wc_err *err)
+{
+	int			rc;
+
+	if ((rc = wc_db_lock(db, WC_LOCK_FLUSH, true, err)) != WC_OK)
+		return rc;
+	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
+	{
+		wc_db_unlock(db, WC_LOCK_FLUSH);
+		return rc;
+	}
+	rc = wc_db_refresh_locked(db, err);
+	if (rc == WC_OK && db->nlogs > 0)
+	{
+		wc_logmem  *active = db->logs[db->nlogs - 1];
+
+		if (active->valid_end > WC_LOG_HEADER_SIZE || active->nheld > 0)
+		{
+			rc = wc_log_repair_tail(&active->file, active->valid_end, err);
+			if (rc == WC_OK)
+				rc = wc_db_switch_log(db, err);
+		}
+	}
+	wc_db_unlock(db, WC_LOCK_WRITE);
+	if (rc == WC_OK)
+		rc = wc_db_flush_logs(db, true, err);
+	wc_db_unlock(db, WC_LOCK_FLUSH);
+	if (rc == WC_OK)
+		rc = wc_db_refresh_locked(db, err);
+	return rc;
+}
+
+int
+wc_db_maintain(wc_db *db, wc_err *err)
+{
+	int			rc;
+
+	if ((rc = wc_db_refresh_locked(db, err)) != WC_OK)
+		return rc;
+	if (db->nlogs > 1)
+	{
+		rc = wc_db_lock(db, WC_LOCK_FLUSH, false, err);
+		if (rc == WC_OK)
+		{
+			rc = wc_db_flush_logs(db, false, err);
+			wc_db_unlock(db, WC_LOCK_FLUSH);
+		}
+		if (rc == WC_BUSY)
+		{
+			/* someone else is at it, or a commit is in flight: next time */
+			wc_err_clear(err);
+			rc = WC_OK;
+		}
+		if (rc != WC_OK)
+			return rc;
+	}
+	/* a family with too many flushed files gets a (full) compaction */
+	for (int i = 0; i < db->nfams; i++)
+	{
+		int			l0 = 0;
+
+		for (int j = 0; j < db->manifest.nfiles; j++)
+			if (db->manifest.files[j].props.level == 0 &&
+				strcmp(db->manifest.files[j].props.family, db->fams[i].name) == 0)
+				l0++;
+		if (l0 < db->opts.l0_compaction_trigger)
+			continue;
+		rc = wc_db_lock(db, WC_LOCK_COMPACT, false, err);
+		if (rc == WC_BUSY)
+		{
+			wc_err_clear(err);
+			return WC_OK;
+		}
+		if (rc != WC_OK)
+			return rc;
+		rc = wc_db_compact_family(db, db->fams[i].name, err);
+		wc_db_unlock(db, WC_LOCK_COMPACT);
+		if (rc != WC_OK)
+			return rc;
+	}
+	return wc_db_refresh_locked(db, err);
+}

@@ -1,0 +1,470 @@
+/*
+ * log.c -- framing of the write-ahead log files (FORMAT.md, "Log files").
+ *
+ *   file   := header record*
+ *   header := magic: bytes(8) | version: fixed32 | number: fixed64
+ *             | reserved: bytes(8) | crc32c: fixed32 over the 28 bytes before it
+ *   record := crc32c: fixed32 over len, type and payload | len: fixed32
+ *             | type: u8 | payload: bytes(len)
+ *
+ * Writers append under the store's write lock while other processes read, so a
+ * reader routinely meets a record that is not (wholly) there yet.  Such a record
+ * means "nothing more for now".  An invalid record is only corruption when a valid
+ * record follows it, since then it cannot be a tail still being written or torn by
+ * a crash.  Finding "a valid record after" is a scan that runs only in that rare
+ * case.
+ */
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "coding.h"
+#include "crc32c.h"
+#include "err.h"
+
+/* (format) */
+static const uint8_t log_magic[8] = {'W', 'C', 'L', 'O', 'G', 0x0d, 0x0a, 0x1a};
+#define LOG_FORMAT_VERSION	1
+#define LOG_RECORD_HEADER	9	/* crc, len, type */
+#define LOG_TYPE_BATCH		1
+#define LOG_MAX_RECORD		(UINT32_C(1) << 30)	/* a larger len is damage */
+
+/* Bytes examined per read while scanning for a valid record. */
+#define SCAN_WINDOW			(1 << 20)
+
+struct wc_log_reader
+{
+	wc_file    *f;
+	uint64_t	off;			/* start of the next record */
+	uint64_t	size;			/* file size last seen; refreshed when short */
+	uint8_t    *buf;			/* payload of the last record, reused */
+	size_t		cap;
+};
+
+/* Why the record at an offset is not valid (for the corruption message). */
+typedef enum bad_kind
+{
+	BAD_NONE = 0,
+	BAD_SHORT_HEADER,			/* fewer than 9 bytes left: nothing can follow */
+	BAD_LENGTH,					/* len above LOG_MAX_RECORD */
+	BAD_INCOMPLETE,				/* len runs past the end of the file */
+	BAD_CHECKSUM
+} bad_kind;
+
+typedef struct bad_record
+{
+	bad_kind	kind;
+	uint32_t	len;
+	uint32_t	stored;
+	uint32_t	computed;
+	uint64_t	size;
+} bad_record;
+
+int
+wc_log_create(const char *dir, const char *name, uint64_t number, wc_err *err)
+{
+	uint8_t		h[WC_LOG_HEADER_SIZE];
+	wc_file		f;
+	int			rc;
+
+	memset(h, 0, sizeof(h));
+	memcpy(h, log_magic, 8);
+	wc_put_fixed32(h + 8, LOG_FORMAT_VERSION);
+	wc_put_fixed64(h + 12, number);
+	/* bytes 20..27 reserved, zero */
+	wc_put_fixed32(h + 28, wc_crc32c(h, 28));
+
+	if ((rc = wc_file_open(dir, name, WC_OPEN_EXCL, &f, err)) != WC_OK)
+		return rc;
+	rc = wc_file_pwrite(&f, h, sizeof(h), 0, err);
+	if (rc == WC_OK)
+		rc = wc_file_sync(&f, true, err);
+	wc_file_close(&f);
+	if (rc == WC_OK)
+		rc = wc_env_sync_dir(dir, err);
+	if (rc != WC_OK)
+	{
+		wc_err		ignored;
+
+		/* we created it, so nobody else refers to it yet */
+		wc_err_clear(&ignored);
+		(void) wc_env_unlink(dir, name, &ignored);
+	}
+	return rc;
+}
+
+int
+wc_log_check_header(wc_file *f, uint64_t *number, wc_err *err)
+{
+	uint8_t		h[WC_LOG_HEADER_SIZE];
+	size_t		got;
+	uint32_t	stored,
+				computed,
+				version;
+	int			rc;
+
+	if ((rc = wc_file_pread_some(f, h, sizeof(h), 0, &got, err)) != WC_OK)
+		return rc;
+	if (got < sizeof(h))
+		return wc_err_set(err, WC_CORRUPT,
+						  "log header of %s is truncated: the file has %zu bytes, the header needs %d",
+						  f->name, got, WC_LOG_HEADER_SIZE);
+	if (memcmp(h, log_magic, 8) != 0)
+		return wc_err_set(err, WC_CORRUPT,
+						  "%s is not a log file: bad magic number at offset 0", f->name);
+	stored = wc_get_fixed32(h + 28);
+	computed = wc_crc32c(h, 28);
+	if (stored != computed)
+		return wc_err_set(err, WC_CORRUPT,
+						  "log header checksum mismatch in %s at offset 0: stored 0x%08x, computed 0x%08x",
+						  f->name, stored, computed);
+	version = wc_get_fixed32(h + 8);
+	if (version != LOG_FORMAT_VERSION)
+		return wc_err_set(err, WC_CORRUPT,
+						  "log %s has format version %u; this build reads version %d",
+						  f->name, version, LOG_FORMAT_VERSION);
+	*number = wc_get_fixed64(h + 12);
+	return WC_OK;
+}
+
+int
+wc_log_append(wc_file *f, uint64_t off, const void *payload, size_t len,
+			  uint64_t *new_end, wc_err *err)
+{
+	uint8_t		h[LOG_RECORD_HEADER];
+	uint8_t    *rec;
+	uint32_t	crc;
+	int			rc;
+
+	if (len > LOG_MAX_RECORD)
+		return wc_err_set(err, WC_INVALID,
+						  "a log record of %zu bytes exceeds the limit of %u bytes (in %s)",
+						  len, (unsigned) LOG_MAX_RECORD, f->name);
+	wc_put_fixed32(h + 4, (uint32_t) len);
+	h[8] = LOG_TYPE_BATCH;
+	crc = wc_crc32c_extend(wc_crc32c(h + 4, 5), payload, len);
+	wc_put_fixed32(h, crc);
+
+	/*
+	 * One pwrite makes the record appear at once to readers in the common case;
+	 * a torn one is still recognised by its CRC, so two writes are only slower.
+	 */
+	rec = malloc(LOG_RECORD_HEADER + len);
+	if (rec != NULL)
+	{
+		memcpy(rec, h, LOG_RECORD_HEADER);
+		if (len > 0)
+			memcpy(rec + LOG_RECORD_HEADER, payload, len);
+		rc = wc_file_pwrite(f, rec, LOG_RECORD_HEADER + len, off, err);
+		free(rec);
+	}
+	else
+	{
+		rc = wc_file_pwrite(f, h, LOG_RECORD_HEADER, off, err);
+		if (rc == WC_OK && len > 0)
+			rc = wc_file_pwrite(f, payload, len, off + LOG_RECORD_HEADER, err);
+	}
+	if (rc != WC_OK)
+		return rc;
+	*new_end = off + LOG_RECORD_HEADER + len;
+	return WC_OK;
+}
+
+/*
+ * Is a valid record at offset p of a file of size bytes?  win[0..wlen-1] holds the
+ * file from offset wstart (it must cover p's 9-byte header); a payload beyond the
+ * window is read into *scratch.  Returns 1 or 0, or an error.
+ */
+static int
+valid_in_window(wc_file *f, const uint8_t *win, uint64_t wstart, size_t wlen,
+				uint64_t p, uint64_t size, uint8_t **scratch, size_t *scratch_cap,
+				wc_err *err)
+{
+	const uint8_t *h = win + (p - wstart);
+	uint32_t	len = wc_get_fixed32(h + 4);
+	uint32_t	crc;
+	size_t		got;
+	int			rc;
+
+	/* the type filter makes the scan over damaged data cheap */
+	if (h[8] != LOG_TYPE_BATCH || len > LOG_MAX_RECORD ||
+		p + LOG_RECORD_HEADER + len > size)
+		return 0;
+	if (p + LOG_RECORD_HEADER + len <= wstart + wlen)
+		crc = wc_crc32c(h + 4, 5 + (size_t) len);
+	else
+	{
+		if (*scratch_cap < len)
+		{
+			uint8_t    *grown = realloc(*scratch, len);
+
+			if (grown == NULL)
+				return wc_err_set(err, WC_NOMEM,
+								  "out of memory checking a log record of %u bytes in %s",
+								  len, f->name);
+			*scratch = grown;
+			*scratch_cap = len;
+		}
+		rc = wc_file_pread_some(f, *scratch, len, p + LOG_RECORD_HEADER, &got, err);
+		if (rc != WC_OK)
+			return rc;
+		if (got < len)
+			return 0;			/* the file shrank meanwhile */
+		crc = wc_crc32c_extend(wc_crc32c(h + 4, 5), *scratch, len);
+	}
+	return crc == wc_get_fixed32(h) ? 1 : 0;
+}
+
+/*
+ * Looks for a valid record starting at any offset in [from, end of file), first at
+ * hint (the end an invalid record claims, if plausible; 0 = none).  Returns 1 with
+ * *at set, 0 if there is none, or an error.
+ */
+static int
+find_valid_record(wc_file *f, uint64_t from, uint64_t hint, uint64_t *at, wc_err *err)
+{
+	uint8_t    *win;
+	uint8_t    *scratch = NULL;
+	size_t		scratch_cap = 0;
+	size_t		wlen = 0;
+	uint64_t	wstart = from;
+	uint64_t	size;
+	uint64_t	p;
+	int			rc;
+
+	if ((rc = wc_file_size(f, &size, err)) != WC_OK)
+		return rc;
+	if (from + LOG_RECORD_HEADER > size)
+		return 0;
+	if ((win = malloc(SCAN_WINDOW)) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory checking %s", f->name);
+
+	rc = 0;
+	if (hint >= from && hint + LOG_RECORD_HEADER <= size)
+	{
+		rc = wc_file_pread_some(f, win, LOG_RECORD_HEADER, hint, &wlen, err);
+		if (rc == WC_OK && wlen == LOG_RECORD_HEADER)
+			rc = valid_in_window(f, win, hint, wlen, hint, size,
+								 &scratch, &scratch_cap, err);
+		if (rc == 1)
+			*at = hint;
+		wlen = 0;
+	}
+	for (p = from; rc == 0 && p + LOG_RECORD_HEADER <= size; p++)
+	{
+		if (p + LOG_RECORD_HEADER > wstart + wlen)
+		{
+			uint64_t	want = size - p < SCAN_WINDOW ? size - p : SCAN_WINDOW;
+
+			wstart = p;
+			rc = wc_file_pread_some(f, win, (size_t) want, p, &wlen, err);
+			if (rc != WC_OK || wlen < LOG_RECORD_HEADER)
+				break;
+		}
+		rc = valid_in_window(f, win, wstart, wlen, p, size, &scratch, &scratch_cap, err);
+		if (rc == 1)
+			*at = p;
+	}
+	free(win);
+	free(scratch);
+	return rc;
+}
+
+wc_log_reader *
+wc_log_reader_new(wc_file *f, uint64_t off)
+{
+	wc_log_reader *r = calloc(1, sizeof(wc_log_reader));
+
+	if (r == NULL)
+		return NULL;
+	r->f = f;
+	r->off = off < WC_LOG_HEADER_SIZE ? WC_LOG_HEADER_SIZE : off;
+	return r;
+}
+
+void
+wc_log_reader_free(wc_log_reader *r)
+{
+	if (r == NULL)
+		return;
+	free(r->buf);
+	free(r);
+}
+
+uint64_t
+wc_log_reader_offset(const wc_log_reader *r)
+{
+	return r->off;
+}
+
+/*
+ * Tries to read the record at r->off into r->buf.  Returns 1 (valid, *len set),
+ * 0 (invalid; *bad says why and *len is the claimed length) or an error.
+ */
+static int
+read_record(wc_log_reader *r, uint32_t *len, bad_record *bad, wc_err *err)
+{
+	uint8_t		h[LOG_RECORD_HEADER];
+	uint64_t	off = r->off;
+	size_t		got;
+	uint32_t	n;
+	int			rc;
+
+	memset(bad, 0, sizeof(*bad));
+	*len = 0;
+	if ((rc = wc_file_pread_some(r->f, h, sizeof(h), off, &got, err)) != WC_OK)
+		return rc;
+	if (got < sizeof(h))
+	{
+		bad->kind = BAD_SHORT_HEADER;
+		bad->size = off + got;
+		return 0;
+	}
+	n = wc_get_fixed32(h + 4);
+	*len = bad->len = n;
+	if (n > LOG_MAX_RECORD)
+	{
+		bad->kind = BAD_LENGTH;
+		return 0;
+	}
+	/* check the size before allocating for a length that may be damaged */
+	if (off + LOG_RECORD_HEADER + n > r->size &&
+		(rc = wc_file_size(r->f, &r->size, err)) != WC_OK)
+		return rc;
+	if (off + LOG_RECORD_HEADER + n > r->size)
+	{
+		bad->kind = BAD_INCOMPLETE;
+		bad->size = r->size;
+		return 0;
+	}
+	if (r->cap < n || r->buf == NULL)
+	{
+		size_t		cap = r->cap ? r->cap : 4096;
+		uint8_t    *grown;
+
+		while (cap < n)
+			cap *= 2;
+		if ((grown = realloc(r->buf, cap)) == NULL)
+			return wc_err_set(err, WC_NOMEM,
+							  "out of memory for a log record of %u bytes in %s at offset %llu",
+							  n, r->f->name, (unsigned long long) off);
+		r->buf = grown;
+		r->cap = cap;
+	}
+	if ((rc = wc_file_pread_some(r->f, r->buf, n, off + LOG_RECORD_HEADER, &got, err)) != WC_OK)
+		return rc;
+	if (got < n)
+	{
+		/* truncated since we looked at the size */
+		bad->kind = BAD_INCOMPLETE;
+		bad->size = r->size = off + LOG_RECORD_HEADER + got;
+		return 0;
+	}
+	bad->stored = wc_get_fixed32(h);
+	bad->computed = wc_crc32c_extend(wc_crc32c(h + 4, 5), r->buf, n);
+	if (bad->stored != bad->computed)
+	{
+		bad->kind = BAD_CHECKSUM;
+		return 0;
+	}
+	if (h[8] != LOG_TYPE_BATCH)
+		return wc_err_set(err, WC_CORRUPT,
+						  "log record of unknown type %u in %s at offset %llu",
+						  h[8], r->f->name, (unsigned long long) off);
+	return 1;
+}
+
+static int
+report_corrupt(wc_log_reader *r, const bad_record *bad, uint64_t at, wc_err *err)
+{
+	const char *name = r->f->name;
+	unsigned long long off = (unsigned long long) r->off;
+	unsigned long long next = (unsigned long long) at;
+
+	switch (bad->kind)
+	{
+		case BAD_CHECKSUM:
+			return wc_err_set(err, WC_CORRUPT,
+							  "log record checksum mismatch in %s at offset %llu: stored 0x%08x, computed 0x%08x (a valid record follows at offset %llu)",
+							  name, off, bad->stored, bad->computed, next);
+		case BAD_LENGTH:
+			return wc_err_set(err, WC_CORRUPT,
+							  "log record in %s at offset %llu has length %u, above the limit of %u (a valid record follows at offset %llu)",
+							  name, off, bad->len, (unsigned) LOG_MAX_RECORD, next);
+		default:
+			return wc_err_set(err, WC_CORRUPT,
+							  "log record in %s at offset %llu has length %u, which runs past the end of the file at %llu, but a valid record starts at offset %llu",
+							  name, off, bad->len, (unsigned long long) bad->size, next);
+	}
+}
+
+int
+wc_log_read(wc_log_reader *r, const uint8_t **payload, size_t *len,
+			uint64_t *end, wc_err *err)
+{
+	bad_record	bad;
+	uint32_t	n;
+	uint64_t	hint = 0;
+	uint64_t	at;
+	int			rc;
+
+	rc = read_record(r, &n, &bad, err);
+	if (rc == 0 && bad.kind != BAD_SHORT_HEADER)
+	{
+		if (bad.kind != BAD_LENGTH)
+			hint = r->off + LOG_RECORD_HEADER + n;
+		rc = find_valid_record(r->f, r->off + 1, hint, &at, err);
+		if (rc == 1)
+		{
+			/*
+			 * A record being appended while we looked is complete by the time a
+			 * later one is (appends are serialised), so look again before calling
+			 * it damage.
+			 */
+			rc = read_record(r, &n, &bad, err);
+			if (rc == 0)
+				return report_corrupt(r, &bad, at, err);
+		}
+	}
+	if (rc != 1)
+		return rc;
+	*payload = r->buf;
+	*len = n;
+	r->off += LOG_RECORD_HEADER + (uint64_t) n;
+	*end = r->off;
+	return 1;
+}
+
+int
+wc_log_repair_tail(wc_file *f, uint64_t valid_end, wc_err *err)
+{
+	uint64_t	size;
+	uint64_t	at;
+	int			rc;
+
+	if ((rc = wc_file_size(f, &size, err)) != WC_OK)
+		return rc;
+	if (size == valid_end)
+		return WC_OK;
+	if (size < valid_end)
+		return wc_err_set(err, WC_CORRUPT,
+						  "log %s has %llu bytes, fewer than its valid end at offset %llu",
+						  f->name, (unsigned long long) size, (unsigned long long) valid_end);
+
+	/* a valid record at valid_end itself means the caller did not read to the end */
+	rc = find_valid_record(f, valid_end, 0, &at, err);
+	if (rc == 1 && at == valid_end)
+		return wc_err_set(err, WC_CORRUPT,
+						  "log %s has a valid record at offset %llu, where its valid end was thought to be; not truncating it",
+						  f->name, (unsigned long long) at);
+	if (rc == 1)
+		return wc_err_set(err, WC_CORRUPT,
+						  "log %s has a valid record at offset %llu after an invalid one at offset %llu; not truncating it",
+						  f->name, (unsigned long long) at, (unsigned long long) valid_end);
+	if (rc != 0)
+		return rc;
+	if ((rc = wc_file_truncate(f, valid_end, err)) != WC_OK)
+		return rc;
+	return wc_file_sync(f, true, err);
+}

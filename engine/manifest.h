@@ -1,0 +1,51 @@
+/*
+ * manifest.h -- the list of live files ("MANIFEST"), replaced atomically.
+ *
+ * The manifest is the only mutable shared description of a store: which logs and
+ * sorted files are live, the next file number, the highest sequence number in
+ * sorted files, and the truncate point.  It is rewritten whole (MANIFEST.tmp,
+ * fsync, rename, fsync directory) by a process holding the manifest lock, so a
+ * reader sees either the old or the new one.  Layout: FORMAT.md.
+ */
+#ifndef WC_MANIFEST_H
+#define WC_MANIFEST_H
+
+#include "sst.h"
+
+typedef struct wc_manifest_file
+{
+	uint64_t	number;			/* the file is NNNNNN.sst */
+	wc_sst_props props;
+} wc_manifest_file;
+
+typedef struct wc_manifest
+{
+	uint64_t	version;		/* +1 on every write */
+	uint64_t	next_file;		/* next unused file number */
+	uint64_t	last_seq;		/* highest seq ever moved out of the logs */
+	uint64_t	truncate_seq;	/* entries with a lower seq are gone */
+	int			nlogs;
+	uint64_t   *logs;			/* live log numbers, oldest first; the last is active */
+	int			nfiles;
+	wc_manifest_file *files;	/* live sorted files */
+} wc_manifest;
+
+/* Reads dir/MANIFEST into *m (caller frees with wc_manifest_clear).  WC_NOT_FOUND
+ * when there is none; WC_CORRUPT with details when it is damaged. */
+int			wc_manifest_read(const char *dir, wc_manifest *m, wc_err *err);
+
+/* Writes m durably as dir/MANIFEST (through MANIFEST.tmp). */
+int			wc_manifest_write(const char *dir, const wc_manifest *m, wc_err *err);
+
+/* Encodes / decodes the file image (for tests and the fuzzer). */
+int			wc_manifest_encode(const wc_manifest *m, uint8_t **buf, size_t *len, wc_err *err);
+int			wc_manifest_decode(const uint8_t *buf, size_t len, wc_manifest *m, wc_err *err);
+
+int			wc_manifest_copy(wc_manifest *dst, const wc_manifest *src, wc_err *err);
+void		wc_manifest_clear(wc_manifest *m);
+
+/* Appends a file entry (props deep-copied) / removes the entry with number. */
+int			wc_manifest_add_file(wc_manifest *m, uint64_t number, const wc_sst_props *props, wc_err *err);
+void		wc_manifest_remove_file(wc_manifest *m, uint64_t number);
+
+#endif

@@ -1,0 +1,457 @@
+/*
+ * memtable.c -- the in-memory sorted table of one family: a skiplist in an arena.
+ *
+ * Why a skiplist: inserts cost O(log n) without rebalancing, and a node never
+ * moves once it is linked, so an iterator (a node pointer) survives later
+ * inserts.  Why an arena: a process replays whole logs into memtables at open,
+ * so an insert must not cost a malloc; nodes and their bytes are carved out of
+ * large chunks, and the table is freed by walking its chunks once.
+ *
+ * A node is one arena allocation, kept compact because a search is bound by
+ * cache misses (one or two lines a node, where a node holding a full wc_cell
+ * would span two or three):
+ *   ts | seq | row_len | qual_len | val_len | type | height | next[height]
+ *   | row bytes | qual bytes | val bytes
+ * A wc_cell view of a node is built on the stack for each wc_cell_cmp, and in
+ * the iterator for cell().
+ */
+#include "memtable.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+/* With branching 4, 12 levels keep searches logarithmic up to ~16M entries. */
+#define MT_MAX_HEIGHT		12
+
+/*
+ * Chunks start small, because a write batch makes a memtable per family even
+ * for a single entry, and double up to MT_CHUNK_MAX, which amortizes malloc
+ * over thousands of entries.  An entry bigger than a quarter of a chunk gets a
+ * chunk of its own, so big values do not waste the rest of a shared chunk.
+ */
+#define MT_CHUNK_MIN		(4 * 1024)
+#define MT_CHUNK_MAX		(256 * 1024)
+
+typedef struct mt_chunk
+{
+	struct mt_chunk *next;
+	size_t		size;			/* bytes of data[] */
+	max_align_t data[];
+} mt_chunk;
+
+typedef struct mt_node
+{
+	int64_t		ts;
+	uint64_t	seq;
+	uint32_t	row_len;
+	uint32_t	qual_len;
+	uint32_t	val_len;
+	uint8_t		type;
+	uint8_t		height;
+	struct mt_node *next[];		/* height entries, level 0 first */
+} mt_node;
+
+struct wc_memtable
+{
+	int			refs;
+
+	/* arena */
+	mt_chunk   *chunks;			/* every chunk, newest first */
+	uint8_t    *cur;			/* free space of the current shared chunk */
+	size_t		avail;
+	size_t		next_chunk;		/* size of the next shared chunk */
+	size_t		bytes;			/* malloc'd for chunks, headers included */
+
+	/* skiplist */
+	mt_node    *head;			/* MT_MAX_HEIGHT levels, no cell */
+	int			height;			/* levels in use, >= 1 */
+	uint64_t	rng;			/* xorshift state: deterministic heights */
+
+	/*
+	 * The last inserted node and the predecessors an entry right after it would
+	 * have at each level.  Entries often arrive in key order (a bulk load, a
+	 * sorted batch), and then an insert costs two comparisons, not a search.
+	 */
+	mt_node    *last;
+	mt_node    *last_prev[MT_MAX_HEIGHT];
+
+	/* statistics */
+	uint64_t	count;
+	int64_t		ts_min;
+	int64_t		ts_max;
+	bool		range_tombstones;
+};
+
+typedef struct mt_iter
+{
+	wc_iter		base;
+	wc_memtable *mt;
+	mt_node    *node;			/* NULL: not positioned or at the end */
+	wc_cell		cell;			/* view of node */
+} mt_iter;
+
+/* ---------------------------------------------------------------- arena */
+
+static void *
+arena_new_chunk(wc_memtable *mt, size_t size)
+{
+	mt_chunk   *c;
+
+	if (size > SIZE_MAX - sizeof(mt_chunk))
+		return NULL;
+	c = malloc(sizeof(mt_chunk) + size);
+	if (c == NULL)
+		return NULL;
+	c->size = size;
+	c->next = mt->chunks;
+	mt->chunks = c;
+	mt->bytes += sizeof(mt_chunk) + size;
+	return c->data;
+}
+
+/* size bytes aligned for a node, or NULL when out of memory. */
+static void *
+arena_alloc(wc_memtable *mt, size_t size)
+{
+	uint8_t    *p;
+
+	if (size > SIZE_MAX - 7)
+		return NULL;
+	size = (size + 7) & ~(size_t) 7;
+	if (size <= mt->avail)
+	{
+		p = mt->cur;
+		mt->cur += size;
+		mt->avail -= size;
+		return p;
+	}
+	if (size > MT_CHUNK_MAX / 4)
+		return arena_new_chunk(mt, size);	/* the current chunk stays current */
+
+	while (mt->next_chunk < MT_CHUNK_MAX && mt->next_chunk < 4 * size)
+		mt->next_chunk *= 2;
+	p = arena_new_chunk(mt, mt->next_chunk);
+	if (p == NULL)
+		return NULL;
+	mt->cur = p + size;
+	mt->avail = mt->next_chunk - size;
+	if (mt->next_chunk < MT_CHUNK_MAX)
+		mt->next_chunk *= 2;
+	return p;
+}
+
+/* ---------------------------------------------------------------- skiplist */
+
+/* Fills *c with a view of node n. */
+static inline void
+node_cell(const mt_node *n, wc_cell *c)
+{
+	const uint8_t *p = (const uint8_t *) &n->next[n->height];
+
+	c->row = p;
+	c->row_len = n->row_len;
+	c->qual = p + n->row_len;
+	c->qual_len = n->qual_len;
+	c->ts = n->ts;
+	c->seq = n->seq;
+	c->type = n->type;
+	c->val = c->qual + n->qual_len;
+	c->val_len = n->val_len;
+}
+
+static inline int
+node_cmp(const mt_node *n, const wc_cell *key)
+{
+	wc_cell		c;
+
+	node_cell(n, &c);
+	return wc_cell_cmp(&c, key);
+}
+
+static int
+random_height(wc_memtable *mt)
+{
+	uint64_t	x = mt->rng;
+	int			h = 1;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	mt->rng = x;
+	/* each level is kept with probability 1/4: two bits a level */
+	while (h < MT_MAX_HEIGHT && (x & 3) == 0)
+	{
+		h++;
+		x >>= 2;
+	}
+	return h;
+}
+
+/*
+ * The first node >= key, or NULL.  With prev, also fills prev[level] with the
+ * last node < key at every level in use.
+ */
+static mt_node *
+find_ge(const wc_memtable *mt, const wc_cell *key, mt_node **prev)
+{
+	mt_node    *x = mt->head;
+	mt_node    *known_ge = NULL;	/* a node already compared >= key */
+	int			level = mt->height - 1;
+
+	for (;;)
+	{
+		mt_node    *next = x->next[level];
+
+		if (next != NULL && next != known_ge && node_cmp(next, key) < 0)
+			x = next;
+		else
+		{
+			if (prev != NULL)
+				prev[level] = x;
+			if (level == 0)
+				return next;
+			known_ge = next;
+			level--;
+		}
+	}
+}
+
+wc_memtable *
+wc_memtable_new(void)
+{
+	wc_memtable *mt = calloc(1, sizeof(wc_memtable));
+	size_t		head_size = offsetof(mt_node, next) + MT_MAX_HEIGHT * sizeof(mt_node *);
+
+	if (mt == NULL)
+		return NULL;
+	mt->refs = 1;
+	mt->next_chunk = MT_CHUNK_MIN;
+	mt->height = 1;
+	mt->rng = UINT64_C(0x9e3779b97f4a7c15);
+	mt->ts_min = INT64_MAX;
+	mt->ts_max = INT64_MIN;
+	mt->head = arena_alloc(mt, head_size);
+	if (mt->head == NULL)
+	{
+		free(mt);
+		return NULL;
+	}
+	memset(mt->head, 0, head_size);
+	mt->head->height = MT_MAX_HEIGHT;
+	for (int i = 0; i < MT_MAX_HEIGHT; i++)
+		mt->last_prev[i] = mt->head;
+	return mt;
+}
+
+void
+wc_memtable_ref(wc_memtable *mt)
+{
+	mt->refs++;
+}
+
+void
+wc_memtable_unref(wc_memtable *mt)
+{
+	mt_chunk   *c;
+
+	if (mt == NULL || --mt->refs > 0)
+		return;
+	c = mt->chunks;
+	while (c != NULL)
+	{
+		mt_chunk   *next = c->next;
+
+		free(c);
+		c = next;
+	}
+	free(mt);
+}
+
+int
+wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
+{
+	mt_node    *prev[MT_MAX_HEIGHT];
+	mt_node    *node;
+	uint8_t    *p;
+	int			h = random_height(mt);
+	size_t		links = offsetof(mt_node, next) + (size_t) h * sizeof(mt_node *);
+	size_t		size = links + (size_t) c->row_len + c->qual_len + c->val_len;
+
+	node = arena_alloc(mt, size);
+	if (node == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory for a memtable entry of %zu bytes", size);
+
+	node->ts = c->ts;
+	node->seq = c->seq;
+	node->row_len = c->row_len;
+	node->qual_len = c->qual_len;
+	node->val_len = c->val_len;
+	node->type = c->type;
+	node->height = (uint8_t) h;
+	p = (uint8_t *) node + links;
+	if (c->row_len > 0)
+		memcpy(p, c->row, c->row_len);
+	p += c->row_len;
+	if (c->qual_len > 0)
+		memcpy(p, c->qual, c->qual_len);
+	p += c->qual_len;
+	if (c->val_len > 0)
+		memcpy(p, c->val, c->val_len);
+
+	if (mt->last != NULL && node_cmp(mt->last, c) < 0 &&
+		(mt->last->next[0] == NULL || node_cmp(mt->last->next[0], c) > 0))
+	{
+		/* right after the last insert: its recorded predecessors are ours */
+		memcpy(prev, mt->last_prev, sizeof(prev[0]) * mt->height);
+	}
+	else
+		(void) find_ge(mt, c, prev);
+	for (int i = mt->height; i < h; i++)
+		prev[i] = mt->head;
+	if (h > mt->height)
+		mt->height = h;
+
+	for (int i = 0; i < h; i++)
+	{
+		node->next[i] = prev[i]->next[i];
+		prev[i]->next[i] = node;
+	}
+
+	/* an entry right after this node has it as predecessor below its height */
+	mt->last = node;
+	for (int i = 0; i < h; i++)
+		mt->last_prev[i] = node;
+	for (int i = h; i < mt->height; i++)
+		mt->last_prev[i] = prev[i];
+
+	mt->count++;
+	if (c->type == WC_TYPE_PUT || c->type == WC_TYPE_DEL_VERSION)
+	{
+		if (c->ts < mt->ts_min)
+			mt->ts_min = c->ts;
+		if (c->ts > mt->ts_max)
+			mt->ts_max = c->ts;
+	}
+	else if (c->type == WC_TYPE_DEL_COLUMN || c->type == WC_TYPE_DEL_FAMILY)
+		mt->range_tombstones = true;
+	return WC_OK;
+}
+
+uint64_t
+wc_memtable_count(const wc_memtable *mt)
+{
+	return mt->count;
+}
+
+size_t
+wc_memtable_bytes(const wc_memtable *mt)
+{
+	return mt->bytes;
+}
+
+int64_t
+wc_memtable_ts_min(const wc_memtable *mt)
+{
+	return mt->ts_min;
+}
+
+int64_t
+wc_memtable_ts_max(const wc_memtable *mt)
+{
+	return mt->ts_max;
+}
+
+bool
+wc_memtable_has_range_tombstones(const wc_memtable *mt)
+{
+	return mt->range_tombstones;
+}
+
+/* ---------------------------------------------------------------- iterator */
+
+static inline void
+mt_iter_set(mt_iter *mi, mt_node *node)
+{
+	mi->node = node;
+	if (node != NULL)
+		node_cell(node, &mi->cell);
+}
+
+static void
+mt_iter_seek_first(wc_iter *it)
+{
+	mt_iter    *mi = (mt_iter *) it;
+
+	mt_iter_set(mi, mi->mt->head->next[0]);
+}
+
+static void
+mt_iter_seek(wc_iter *it, const wc_cell *target)
+{
+	mt_iter    *mi = (mt_iter *) it;
+
+	mt_iter_set(mi, find_ge(mi->mt, target, NULL));
+}
+
+static void
+mt_iter_next(wc_iter *it)
+{
+	mt_iter    *mi = (mt_iter *) it;
+
+	if (mi->node != NULL)
+		mt_iter_set(mi, mi->node->next[0]);
+}
+
+static bool
+mt_iter_valid(const wc_iter *it)
+{
+	return ((const mt_iter *) it)->node != NULL;
+}
+
+static const wc_cell *
+mt_iter_cell(const wc_iter *it)
+{
+	return &((const mt_iter *) it)->cell;
+}
+
+static int
+mt_iter_status(const wc_iter *it, wc_err *err)
+{
+	return WC_OK;
+}
+
+static void
+mt_iter_close(wc_iter *it)
+{
+	mt_iter    *mi = (mt_iter *) it;
+
+	wc_memtable_unref(mi->mt);
+	free(mi);
+}
+
+static const wc_iter_ops mt_iter_ops = {
+	mt_iter_seek_first,
+	mt_iter_seek,
+	mt_iter_next,
+	mt_iter_valid,
+	mt_iter_cell,
+	mt_iter_status,
+	mt_iter_close
+};
+
+wc_iter *
+wc_memtable_iter_new(wc_memtable *mt)
+{
+	mt_iter    *mi = malloc(sizeof(mt_iter));
+
+	if (mi == NULL)
+		return NULL;
+	mi->base.ops = &mt_iter_ops;
+	mi->mt = mt;
+	mi->node = NULL;
+	wc_memtable_ref(mt);
+	return &mi->base;
+}

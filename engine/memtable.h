@@ -1,0 +1,37 @@
+/*
+ * memtable.h -- the in-memory sorted table of one family (a skiplist in an arena).
+ *
+ * Each process keeps its own memtables, rebuilt from the shared log (DESIGN.md),
+ * and a write batch keeps one per family for its pending entries.  Single-threaded:
+ * no locks.  Entries are never removed; the memory is freed with the memtable.
+ * Iterators stay valid while entries are added (they may or may not see them).
+ */
+#ifndef WC_MEMTABLE_H
+#define WC_MEMTABLE_H
+
+#include "iter.h"
+
+typedef struct wc_memtable wc_memtable;
+
+/* A new empty memtable with one reference; NULL when out of memory. */
+wc_memtable *wc_memtable_new(void);
+void		wc_memtable_ref(wc_memtable *mt);
+/* Drops a reference; frees at zero. */
+void		wc_memtable_unref(wc_memtable *mt);
+
+/* Copies c (and its bytes) in.  WC_OK or WC_NOMEM (err filled). */
+int			wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err);
+
+uint64_t	wc_memtable_count(const wc_memtable *mt);
+/* Bytes of memory used (arena). */
+size_t		wc_memtable_bytes(const wc_memtable *mt);
+/* ts range of PUT and DEL_VERSION entries (INT64_MAX/INT64_MIN when none). */
+int64_t		wc_memtable_ts_min(const wc_memtable *mt);
+int64_t		wc_memtable_ts_max(const wc_memtable *mt);
+/* True if it holds a DEL_COLUMN or DEL_FAMILY entry. */
+bool		wc_memtable_has_range_tombstones(const wc_memtable *mt);
+
+/* An iterator holding a reference on mt; NULL when out of memory. */
+wc_iter    *wc_memtable_iter_new(wc_memtable *mt);
+
+#endif

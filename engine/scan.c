@@ -1,0 +1,814 @@
+/*
+ * scan.c -- reading a version: row ranges, family streams, visibility.
+ *
+ * A scan has one stream per family it reads.  A stream merges that family's
+ * sources (the caller's pending batches, the memtables of live logs, the sorted
+ * files that can hold a match) and decides, in one pass over the merged entries,
+ * which versions are visible (DESIGN.md, "Visibility").  The scan then merges the
+ * streams by (rowkey, family) so rows come out in (rowkey, family, qualifier,
+ * ts desc) order.
+ */
+#include "db_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+
+#define INTERRUPT_EVERY 4096
+#define SKIP_BY_NEXT	8		/* versions stepped over before seeking past a column */
+
+/*
+ * A borrowed iterator: forwards to an iterator owned by the stream, so a rescan can
+ * build a new merge over a subset of the sources without reopening them.
+ */
+typedef struct borrow_iter
+{
+	wc_iter		base;
+	wc_iter    *target;
+} borrow_iter;
+
+static void b_seek_first(wc_iter *it) { wc_iter_seek_first(((borrow_iter *) it)->target); }
+static void b_seek(wc_iter *it, const wc_cell *t) { wc_iter_seek(((borrow_iter *) it)->target, t); }
+static void b_next(wc_iter *it) { wc_iter_next(((borrow_iter *) it)->target); }
+static bool b_valid(const wc_iter *it) { return wc_iter_valid(((const borrow_iter *) it)->target); }
+static const wc_cell *b_cell(const wc_iter *it) { return wc_iter_cell(((const borrow_iter *) it)->target); }
+static int b_status(const wc_iter *it, wc_err *err) { return wc_iter_status(((const borrow_iter *) it)->target, err); }
+static void b_close(wc_iter *it) { free(it); }
+
+static const wc_iter_ops borrow_ops = {
+	b_seek_first, b_seek, b_next, b_valid, b_cell, b_status, b_close
+};
+
+/* One source of a family: its iterator (opened lazily for sorted files). */
+typedef struct source
+{
+	wc_sst	   *sst;			/* NULL for memtables */
+	wc_iter    *iter;
+} source;
+
+typedef struct fam_stream
+{
+	char		name[WC_MAX_FAMILY + 1];
+	size_t		name_len;
+	uint32_t	max_versions;
+	int64_t		ttl_cutoff;		/* versions with ts below are expired; INT64_MIN = none */
+
+	int			nsrc;
+	source	   *src;
+	wc_iter    *merge;			/* over borrowed sources; NULL = empty */
+
+	int			range_idx;
+	bool		step_first;		/* the merge sits on the cell returned last */
+	bool		done;
+
+	/* visibility state */
+	uint8_t    *row;
+	size_t		row_len,
+				row_cap;
+	bool		have_row;
+	uint64_t	fam_tomb;
+	uint8_t    *qual;
+	size_t		qual_len,
+				qual_cap;
+	bool		have_col;
+	uint64_t	col_tomb;
+	uint32_t	slots;
+	bool		have_ts;
+	int64_t		last_ts;
+
+	bool		has_cell;
+	wc_cell_view out;
+} fam_stream;
+
+struct wc_scan
+{
+	wc_db	   *db;
+	wc_version *v;
+	const wc_scan_opts *opts;
+	const wc_key_range *ranges;
+	int			nranges;
+	bool		points;			/* every range is a single rowkey */
+	uint64_t	trunc;			/* committed entries below are gone */
+	uint64_t	pend_trunc;		/* pending truncate: every committed entry and
+								 * pending ones below are gone */
+	uint64_t	pend_max;		/* pending entries above were written after open */
+	int			nstreams;
+	fam_stream *streams;
+	int			last;			/* stream that returned the last cell, or -1 */
+	uint64_t	until_check;
+	int			failed;			/* sticky error code */
+	wc_err		err;
+	wc_scan_stats stats;
+	uint8_t    *keybuf;			/* seek key for an exclusive start */
+	size_t		keycap;
+};
+
+void
+wc_scan_opts_init(wc_scan_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->ts_min = INT64_MIN;
+	opts->ts_max = INT64_MAX;
+}
+
+static int64_t
+clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool
+grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	uint8_t    *p;
+	size_t		c = *cap ? *cap : 64;
+
+	if (need <= *cap)
+		return true;
+	while (c < need)
+		c *= 2;
+	p = realloc(*buf, c);
+	if (p == NULL)
+		return false;
+	*buf = p;
+	*cap = c;
+	return true;
+}
+
+/* ---------------------------------------------------------------- ranges */
+
+static bool
+range_contains_stop(const wc_key_range *r, const uint8_t *row, size_t len)
+{
+	int			c;
+
+	if (r->stop_bound == WC_UNBOUNDED)
+		return true;
+	c = wc_row_cmp(row, len, r->stop, r->stop_len);
+	return r->stop_bound == WC_INCLUSIVE ? c <= 0 : c < 0;
+}
+
+static bool
+range_overlaps(const wc_key_range *r, const uint8_t *lo, size_t lo_len,
+			   const uint8_t *hi, size_t hi_len)
+{
+	if (r->start_bound != WC_UNBOUNDED)
+	{
+		int			c = wc_row_cmp(hi, hi_len, r->start, r->start_len);
+
+		if (c < 0 || (c == 0 && r->start_bound == WC_EXCLUSIVE))
+			return false;
+	}
+	if (r->stop_bound != WC_UNBOUNDED)
+	{
+		int			c = wc_row_cmp(lo, lo_len, r->stop, r->stop_len);
+
+		if (c > 0 || (c == 0 && r->stop_bound == WC_EXCLUSIVE))
+			return false;
+	}
+	return true;
+}
+
+static bool
+range_is_point(const wc_key_range *r)
+{
+	return r->start_bound == WC_INCLUSIVE && r->stop_bound == WC_INCLUSIVE &&
+		wc_row_cmp(r->start, r->start_len, r->stop, r->stop_len) == 0;
+}
+
+static bool
+range_empty(const wc_key_range *r)
+{
+	int			c;
+
+	if (r->start_bound == WC_UNBOUNDED || r->stop_bound == WC_UNBOUNDED)
+		return false;
+	c = wc_row_cmp(r->start, r->start_len, r->stop, r->stop_len);
+	if (c > 0)
+		return true;
+	return c == 0 && (r->start_bound == WC_EXCLUSIVE || r->stop_bound == WC_EXCLUSIVE);
+}
+
+/* ---------------------------------------------------------------- sources */
+
+/* Should sorted file s take part, given the ranges, time range and retention? */
+static bool
+sst_wanted(wc_scan *scan, const fam_stream *fs, wc_sst *s)
+{
+	const wc_sst_props *p = wc_sst_get_props(s);
+	const wc_scan_opts *o = scan->opts;
+	bool		any = false;
+
+	if (p->cells == 0 || scan->pend_trunc != 0 || p->seq_max < scan->trunc)
+		return false;
+	if (scan->nranges > 0)
+	{
+		for (int i = 0; i < scan->nranges && !any; i++)
+			any = range_overlaps(&scan->ranges[i], p->row_min, p->row_min_len,
+								 p->row_max, p->row_max_len);
+		if (!any)
+		{
+			scan->stats.files_skipped_key++;
+			return false;
+		}
+	}
+	if (p->range_tombstones == 0)
+	{
+		/* older versions never decide whether newer ones are visible */
+		if (p->ts_max < o->ts_min || p->ts_max < fs->ttl_cutoff ||
+			(fs->max_versions == 0 && p->ts_min > o->ts_max))
+		{
+			scan->stats.files_skipped_time++;
+			return false;
+		}
+	}
+	if (scan->points)
+	{
+		any = false;
+		for (int i = 0; i < scan->nranges && !any; i++)
+			any = wc_sst_may_contain_row(s, scan->ranges[i].start, scan->ranges[i].start_len);
+		if (!any)
+		{
+			scan->stats.files_skipped_bloom++;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* (Re)builds the merge of fs over the sources that can matter for the ranges. */
+static int
+stream_build(wc_scan *scan, fam_stream *fs)
+{
+	wc_iter   **children;
+	int			n = 0;
+
+	wc_iter_close(fs->merge);
+	fs->merge = NULL;
+	children = calloc(fs->nsrc > 0 ? fs->nsrc : 1, sizeof(wc_iter *));
+	if (children == NULL)
+		return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+	for (int i = 0; i < fs->nsrc; i++)
+	{
+		source	   *s = &fs->src[i];
+		borrow_iter *b;
+
+		if (s->sst)
+		{
+			scan->stats.files_total++;
+			if (!sst_wanted(scan, fs, s->sst))
+				continue;
+			scan->stats.files_read++;
+			if (s->iter == NULL && (s->iter = wc_sst_iter_new(s->sst, &scan->stats)) == NULL)
+				goto oom;
+		}
+		if ((b = malloc(sizeof(borrow_iter))) == NULL)
+			goto oom;
+		b->base.ops = &borrow_ops;
+		b->target = s->iter;
+		children[n++] = &b->base;
+	}
+	if (n > 0 && (fs->merge = wc_merge_iter_new(children, n)) == NULL)
+	{
+		free(children);
+		return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+	}
+	free(children);
+	return WC_OK;
+
+oom:
+	for (int i = 0; i < n; i++)
+		wc_iter_close(children[i]);
+	free(children);
+	return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+}
+
+static int
+stream_init(wc_scan *scan, fam_stream *fs, const wc_family *f, int64_t now)
+{
+	wc_version *v = scan->v;
+	int			cap = scan->opts->npending + v->nmems + v->nssts;
+
+	memcpy(fs->name, f->name, f->name_len);
+	fs->name_len = f->name_len;
+	fs->max_versions = f->max_versions;
+	fs->ttl_cutoff = INT64_MIN;
+	if (f->ttl_ms > 0 && now > INT64_MIN + f->ttl_ms)
+		fs->ttl_cutoff = now - f->ttl_ms;
+	fs->src = calloc(cap > 0 ? cap : 1, sizeof(source));
+	if (fs->src == NULL)
+		return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+
+	for (int i = 0; i < scan->opts->npending; i++)
+	{
+		wc_memtable *mt = wc_batch_overlay(scan->opts->pending[i], (const uint8_t *) f->name,
+										   f->name_len, &scan->err);
+
+		if (mt == NULL)
+		{
+			if (scan->err.code != WC_OK)
+				return scan->err.code;
+			continue;
+		}
+		if ((fs->src[fs->nsrc].iter = wc_memtable_iter_new(mt)) == NULL)
+			return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+		fs->nsrc++;
+	}
+	for (int i = 0; i < v->nmems; i++)
+	{
+		if (strlen(v->mems[i].family) != f->name_len ||
+			memcmp(v->mems[i].family, f->name, f->name_len) != 0 || scan->pend_trunc != 0)
+			continue;
+		if ((fs->src[fs->nsrc].iter = wc_memtable_iter_new(v->mems[i].mt)) == NULL)
+			return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+		fs->nsrc++;
+	}
+	for (int i = 0; i < v->nssts; i++)
+	{
+		const wc_sst_props *p = wc_sst_get_props(v->ssts[i]);
+
+		if (strlen(p->family) != f->name_len || memcmp(p->family, f->name, f->name_len) != 0)
+			continue;
+		fs->src[fs->nsrc++].sst = v->ssts[i];	/* iterator opened when wanted */
+	}
+	return stream_build(scan, fs);
+}
+
+static void
+stream_free(fam_stream *fs)
+{
+	wc_iter_close(fs->merge);
+	for (int i = 0; i < fs->nsrc; i++)
+		wc_iter_close(fs->src[i].iter);
+	free(fs->src);
+	free(fs->row);
+	free(fs->qual);
+}
+
+/* ---------------------------------------------------------------- visibility */
+
+/* Positions fs at the start of range fs->range_idx; done when none is left. */
+static void
+stream_seek_range(wc_scan *scan, fam_stream *fs)
+{
+	const wc_key_range *r;
+	wc_cell		target;
+
+	fs->have_row = false;
+	fs->have_col = false;
+	fs->step_first = false;
+	if (fs->merge == NULL || (scan->nranges > 0 && fs->range_idx >= scan->nranges) ||
+		(scan->nranges == 0 && fs->range_idx > 0))
+	{
+		fs->done = true;
+		return;
+	}
+	scan->stats.seeks++;
+	if (scan->nranges == 0 || scan->ranges[fs->range_idx].start_bound == WC_UNBOUNDED)
+	{
+		wc_iter_seek_first(fs->merge);
+		return;
+	}
+	r = &scan->ranges[fs->range_idx];
+	if (r->start_bound == WC_INCLUSIVE)
+		wc_cell_row_start(&target, r->start, r->start_len);
+	else
+	{
+		/* the first row after start is start || 0x00 */
+		if (!grow(&scan->keybuf, &scan->keycap, r->start_len + 1))
+		{
+			wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+			scan->failed = WC_NOMEM;
+			fs->done = true;
+			return;
+		}
+		memcpy(scan->keybuf, r->start, r->start_len);
+		scan->keybuf[r->start_len] = 0;
+		wc_cell_row_start(&target, scan->keybuf, r->start_len + 1);
+	}
+	wc_iter_seek(fs->merge, &target);
+}
+
+static bool
+qual_wanted(const wc_scan_opts *o, const uint8_t *q, size_t len)
+{
+	if (o->nquals == 0 && o->nqual_prefixes == 0)
+		return true;
+	for (int i = 0; i < o->nquals; i++)
+		if (o->quals[i].len == len && (len == 0 || memcmp(o->quals[i].data, q, len) == 0))
+			return true;
+	for (int i = 0; i < o->nqual_prefixes; i++)
+		if (o->qual_prefixes[i].len <= len &&
+			(o->qual_prefixes[i].len == 0 ||
+			 memcmp(o->qual_prefixes[i].data, q, o->qual_prefixes[i].len) == 0))
+			return true;
+	return false;
+}
+
+/* Moves past every remaining entry of the current column (fs->row, fs->qual). */
+static void
+stream_skip_column(fam_stream *fs)
+{
+	wc_cell		target;
+
+	for (int i = 0; i < SKIP_BY_NEXT; i++)
+	{
+		const wc_cell *c;
+
+		wc_iter_next(fs->merge);
+		if (!wc_iter_valid(fs->merge))
+			return;
+		c = wc_iter_cell(fs->merge);
+		if (c->type == WC_TYPE_DEL_FAMILY ||
+			wc_row_cmp(c->row, c->row_len, fs->row, fs->row_len) != 0 ||
+			wc_row_cmp(c->qual, c->qual_len, fs->qual, fs->qual_len) != 0)
+			return;
+	}
+	/* past (row, qual, ts = INT64_MIN, seq 0): seq 0 is never given out */
+	memset(&target, 0, sizeof(target));
+	target.row = fs->row;
+	target.row_len = (uint32_t) fs->row_len;
+	target.qual = fs->qual;
+	target.qual_len = (uint32_t) fs->qual_len;
+	target.type = WC_TYPE_PUT;
+	target.ts = INT64_MIN;
+	target.seq = 0;
+	wc_iter_seek(fs->merge, &target);
+}
+
+static int
+stream_fail(wc_scan *scan, fam_stream *fs, int code)
+{
+	fs->done = true;
+	scan->failed = code;
+	return code;
+}
+
+/* Starts a new column at c: copies its qualifier, resets the version state. */
+static int
+stream_start_column(wc_scan *scan, fam_stream *fs, const wc_cell *c)
+{
+	if (!grow(&fs->qual, &fs->qual_cap, c->qual_len))
+		return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
+	if (c->qual_len)
+		memcpy(fs->qual, c->qual, c->qual_len);
+	fs->qual_len = c->qual_len;
+	fs->have_col = true;
+	fs->col_tomb = 0;
+	fs->slots = 0;
+	fs->have_ts = false;
+	return WC_OK;
+}
+
+/* Finds the next visible cell of fs: has_cell, or done (error in scan->failed). */
+static int
+stream_advance(wc_scan *scan, fam_stream *fs)
+{
+	const wc_scan_opts *o = scan->opts;
+
+	fs->has_cell = false;
+	if (fs->step_first)
+	{
+		fs->step_first = false;
+		wc_iter_next(fs->merge);
+	}
+	while (!fs->done)
+	{
+		const wc_cell *c;
+		uint64_t	mask;
+		int			rc;
+
+		if (!wc_iter_valid(fs->merge))
+		{
+			if ((rc = wc_iter_status(fs->merge, &scan->err)) != WC_OK)
+				return stream_fail(scan, fs, rc);
+			fs->done = true;
+			break;
+		}
+		if (--scan->until_check == 0)
+		{
+			scan->until_check = INTERRUPT_EVERY;
+			if (wc_db_interrupted(scan->db))
+				return stream_fail(scan, fs, wc_err_set(&scan->err, WC_ABORTED, "scan interrupted"));
+		}
+		c = wc_iter_cell(fs->merge);
+		scan->stats.cells_scanned++;
+
+		if (scan->nranges > 0 &&
+			!range_contains_stop(&scan->ranges[fs->range_idx], c->row, c->row_len))
+		{
+			fs->range_idx++;
+			stream_seek_range(scan, fs);
+			continue;
+		}
+		/* snapshot and truncation */
+		if (c->seq >= WC_SEQ_PENDING_BASE)
+		{
+			if (c->seq > scan->pend_max || c->seq < scan->pend_trunc)
+			{
+				wc_iter_next(fs->merge);
+				continue;
+			}
+		}
+		else if (c->seq > scan->v->snapshot_seq || c->seq < scan->trunc || scan->pend_trunc != 0)
+		{
+			wc_iter_next(fs->merge);
+			continue;
+		}
+
+		if (!fs->have_row || wc_row_cmp(c->row, c->row_len, fs->row, fs->row_len) != 0)
+		{
+			if (!grow(&fs->row, &fs->row_cap, c->row_len))
+				return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
+			memcpy(fs->row, c->row, c->row_len);
+			fs->row_len = c->row_len;
+			fs->have_row = true;
+			fs->have_col = false;
+			fs->fam_tomb = 0;
+		}
+		if (c->type == WC_TYPE_DEL_FAMILY)
+		{
+			if (c->seq > fs->fam_tomb)
+				fs->fam_tomb = c->seq;
+			wc_iter_next(fs->merge);
+			continue;
+		}
+		if (!fs->have_col || wc_row_cmp(c->qual, c->qual_len, fs->qual, fs->qual_len) != 0)
+		{
+			if ((rc = stream_start_column(scan, fs, c)) != WC_OK)
+				return rc;
+			if (!qual_wanted(o, fs->qual, fs->qual_len))
+			{
+				stream_skip_column(fs);
+				continue;
+			}
+		}
+		if (c->type == WC_TYPE_DEL_COLUMN)
+		{
+			if (c->seq > fs->col_tomb)
+				fs->col_tomb = c->seq;
+			wc_iter_next(fs->merge);
+			continue;
+		}
+
+		mask = fs->fam_tomb > fs->col_tomb ? fs->fam_tomb : fs->col_tomb;
+		if (c->seq <= mask || (fs->have_ts && c->ts == fs->last_ts))
+		{
+			/* masked, or an older write of a timestamp already decided */
+			wc_iter_next(fs->merge);
+			continue;
+		}
+		fs->have_ts = true;
+		fs->last_ts = c->ts;
+		fs->slots++;
+		if (fs->max_versions != 0 && fs->slots > fs->max_versions)
+		{
+			stream_skip_column(fs);
+			continue;
+		}
+		if (c->type != WC_TYPE_PUT || c->ts > o->ts_max)
+		{
+			wc_iter_next(fs->merge);
+			continue;
+		}
+		if (c->ts < fs->ttl_cutoff || c->ts < o->ts_min)
+		{
+			/* every older version is expired or out of range as well */
+			stream_skip_column(fs);
+			continue;
+		}
+
+		fs->out.row = c->row;
+		fs->out.row_len = c->row_len;
+		fs->out.family = fs->name;
+		fs->out.family_len = fs->name_len;
+		fs->out.qual = c->qual;
+		fs->out.qual_len = c->qual_len;
+		fs->out.ts = c->ts;
+		fs->out.val = c->val;
+		fs->out.val_len = c->val_len;
+		fs->has_cell = true;
+		fs->step_first = true;
+		return WC_OK;
+	}
+	return scan->failed;
+}
+
+/* ---------------------------------------------------------------- the scan */
+
+static int
+set_ranges(wc_scan *scan, const wc_key_range *ranges, int nranges)
+{
+	scan->ranges = ranges;
+	scan->nranges = nranges;
+	scan->points = nranges > 0;
+	for (int i = 0; i < nranges; i++)
+	{
+		if (range_empty(&ranges[i]))
+			return 1;
+		if (!range_is_point(&ranges[i]))
+			scan->points = false;
+		if (i > 0 && ranges[i - 1].stop_bound != WC_UNBOUNDED && ranges[i].start_bound != WC_UNBOUNDED &&
+			wc_row_cmp(ranges[i - 1].stop, ranges[i - 1].stop_len,
+					   ranges[i].start, ranges[i].start_len) > 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+start_streams(wc_scan *scan)
+{
+	int			rc;
+
+	scan->last = -1;
+	for (int i = 0; i < scan->nstreams; i++)
+	{
+		fam_stream *fs = &scan->streams[i];
+
+		fs->range_idx = 0;
+		fs->done = false;
+		fs->has_cell = false;
+		stream_seek_range(scan, fs);
+		if ((rc = stream_advance(scan, fs)) != WC_OK)
+			return rc;
+	}
+	return WC_OK;
+}
+
+int
+wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
+{
+	wc_scan    *scan;
+	int64_t		now;
+	int			rc;
+
+	*out = NULL;
+	scan = calloc(1, sizeof(wc_scan));
+	if (scan == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	wc_err_clear(&scan->err);
+	scan->db = db;
+	scan->opts = opts;
+	scan->until_check = INTERRUPT_EVERY;
+	scan->last = -1;
+	if ((scan->v = wc_db_version(db)) == NULL)
+	{
+		free(scan);
+		return wc_err_set(err, WC_INVALID, "the store was never refreshed");
+	}
+	scan->trunc = scan->v->truncate_seq;
+	scan->pend_max = wc_batch_pending_seq_now();
+	for (int i = 0; i < opts->npending; i++)
+	{
+		uint64_t	t = wc_batch_truncate_seq(opts->pending[i]);
+
+		if (t > scan->pend_trunc)
+			scan->pend_trunc = t;
+	}
+	rc = set_ranges(scan, opts->ranges, opts->nranges);
+	if (rc < 0)
+	{
+		wc_scan_close(scan);
+		return wc_err_set(err, WC_INVALID, "scan ranges must be sorted and disjoint");
+	}
+	if (rc > 0 || opts->ts_min > opts->ts_max)
+	{
+		*out = scan;			/* an empty range: a scan with no streams */
+		return WC_OK;
+	}
+	now = opts->now_ms ? opts->now_ms : clock_ms();
+
+	scan->streams = calloc(db->nfams > 0 ? db->nfams : 1, sizeof(fam_stream));
+	if (scan->streams == NULL)
+	{
+		wc_scan_close(scan);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	/* db->fams is in name order, so streams are too */
+	for (int i = 0; i < db->nfams; i++)
+	{
+		const wc_family *f = &db->fams[i];
+		bool		wanted = opts->nfamilies == 0;
+
+		for (int j = 0; j < opts->nfamilies && !wanted; j++)
+			wanted = opts->families[j].len == f->name_len &&
+				memcmp(opts->families[j].data, f->name, f->name_len) == 0;
+		if (!wanted)
+			continue;
+		rc = stream_init(scan, &scan->streams[scan->nstreams++], f, now);
+		if (rc != WC_OK)
+			break;
+	}
+	if (rc == WC_OK)
+		rc = start_streams(scan);
+	if (rc != WC_OK)
+	{
+		*err = scan->err;
+		wc_scan_close(scan);
+		return rc;
+	}
+	*out = scan;
+	return WC_OK;
+}
+
+int
+wc_scan_next(wc_scan *scan, wc_cell_view *cell, wc_err *err)
+{
+	int			best = -1;
+
+	if (scan->failed)
+	{
+		*err = scan->err;
+		return scan->failed;
+	}
+	if (scan->last >= 0)
+	{
+		if (stream_advance(scan, &scan->streams[scan->last]) != WC_OK)
+		{
+			*err = scan->err;
+			return scan->failed;
+		}
+	}
+	for (int i = 0; i < scan->nstreams; i++)
+	{
+		const fam_stream *fs = &scan->streams[i];
+
+		if (!fs->has_cell)
+			continue;
+		/* equal rows: the earlier stream has the smaller family name */
+		if (best < 0 || wc_row_cmp(fs->out.row, fs->out.row_len,
+								   scan->streams[best].out.row,
+								   scan->streams[best].out.row_len) < 0)
+			best = i;
+	}
+	scan->last = best;
+	if (best < 0)
+		return 0;
+	*cell = scan->streams[best].out;
+	scan->stats.cells_returned++;
+	return 1;
+}
+
+int
+wc_scan_reset(wc_scan *scan, const wc_key_range *ranges, int nranges, wc_err *err)
+{
+	int			rc;
+
+	if (scan->failed)
+	{
+		*err = scan->err;
+		return scan->failed;
+	}
+	rc = set_ranges(scan, ranges, nranges);
+	if (rc < 0)
+		return wc_err_set(err, WC_INVALID, "scan ranges must be sorted and disjoint");
+	if (rc > 0)
+	{
+		/* empty: no stream yields anything */
+		for (int i = 0; i < scan->nstreams; i++)
+		{
+			scan->streams[i].done = true;
+			scan->streams[i].has_cell = false;
+		}
+		scan->last = -1;
+		return WC_OK;
+	}
+	for (int i = 0; i < scan->nstreams; i++)
+		if ((rc = stream_build(scan, &scan->streams[i])) != WC_OK)
+		{
+			scan->failed = rc;
+			*err = scan->err;
+			return rc;
+		}
+	if ((rc = start_streams(scan)) != WC_OK)
+	{
+		*err = scan->err;
+		return rc;
+	}
+	return WC_OK;
+}
+
+void
+wc_scan_get_stats(const wc_scan *scan, wc_scan_stats *stats)
+{
+	*stats = scan->stats;
+}
+
+void
+wc_scan_close(wc_scan *scan)
+{
+	if (scan == NULL)
+		return;
+	for (int i = 0; i < scan->nstreams; i++)
+		stream_free(&scan->streams[i]);
+	free(scan->streams);
+	free(scan->keybuf);
+	wc_version_unref(scan->v);
+	free(scan);
+}

@@ -1,0 +1,113 @@
+/*
+ * sst.h -- immutable sorted files ("NNNNNN.sst"), one family each.
+ *
+ * A file holds entries in wc_cell_cmp order, in lz4-compressed (or plain) blocks
+ * with a CRC32C each, a block index, a bloom filter over rowkeys, and properties
+ * (counts, rowkey/ts/seq ranges) that let a read skip the file.  Layout: FORMAT.md.
+ *
+ * A wc_sst is opened once per process and shared by the scans of that process
+ * (reference counted).  Reads use pread; nothing is mapped, so a truncated or
+ * damaged file yields WC_CORRUPT with file name and offset, never a crash.
+ */
+#ifndef WC_SST_H
+#define WC_SST_H
+
+#include "iter.h"
+
+/* Properties of a sorted file: recorded in its footer and in the manifest. */
+typedef struct wc_sst_props
+{
+	char		family[WC_MAX_FAMILY + 1];
+	int			level;			/* 0 = written by a flush, 1 = by a compaction */
+	uint64_t	cells;			/* entries of every type */
+	uint64_t	tombstones;		/* entries that are not PUT */
+	uint64_t	range_tombstones;	/* DEL_COLUMN and DEL_FAMILY entries */
+	uint64_t	distinct_rows;
+	uint64_t	raw_bytes;		/* sum of row, qualifier and value lengths + 16 per entry */
+	uint64_t	file_bytes;		/* size of the file */
+	uint64_t	blocks;
+	int64_t		ts_min;			/* over PUT and DEL_VERSION; INT64_MAX when none */
+	int64_t		ts_max;			/* INT64_MIN when none */
+	uint64_t	seq_min;
+	uint64_t	seq_max;
+	uint8_t    *row_min;		/* malloc'd; NULL when the file is empty */
+	uint32_t	row_min_len;
+	uint8_t    *row_max;
+	uint32_t	row_max_len;
+} wc_sst_props;
+
+/* Frees the row bounds of p (not p itself). */
+void		wc_sst_props_clear(wc_sst_props *p);
+/* Deep copy; WC_NOMEM on failure. */
+int			wc_sst_props_copy(wc_sst_props *dst, const wc_sst_props *src, wc_err *err);
+
+typedef struct wc_sst_build_opts
+{
+	const char *family;
+	int			level;
+	int			compression;	/* wc_compression */
+	size_t		block_bytes;	/* 0 = 16 KiB */
+	int			bloom_bits_per_key; /* 0 = 10 */
+} wc_sst_build_opts;
+
+typedef struct wc_sst_builder wc_sst_builder;
+
+/* Creates dir/name (which must not exist).  NULL with err filled on failure. */
+wc_sst_builder *wc_sst_builder_new(const char *dir, const char *name,
+								   const wc_sst_build_opts *opts, wc_err *err);
+
+/*
+ * Adds c, which must sort after everything added before (WC_INVALID otherwise).
+ * After an error the builder ignores further adds and finish reports the first.
+ */
+int			wc_sst_builder_add(wc_sst_builder *b, const wc_cell *c);
+
+/* Number of entries added so far, and the file size so far. */
+uint64_t	wc_sst_builder_cells(const wc_sst_builder *b);
+uint64_t	wc_sst_builder_file_bytes(const wc_sst_builder *b);
+
+/*
+ * Writes the index, filter, properties and footer, fsyncs and closes the file,
+ * fills *props (caller clears it) and frees the builder.  On error the file is
+ * removed, the builder freed, and the first error returned.
+ */
+int			wc_sst_builder_finish(wc_sst_builder *b, wc_sst_props *props, wc_err *err);
+
+/* Removes the partial file and frees the builder. */
+void		wc_sst_builder_abandon(wc_sst_builder *b);
+
+typedef struct wc_sst wc_sst;
+
+/*
+ * Format constants (FORMAT-sst.md); changing any of them changes the format.
+ * Every block is followed by a trailer: type u8 (wc_compression), raw_len
+ * fixed32, crc32c fixed32 (over the stored bytes and the first 5 trailer bytes).
+ */
+#define WC_SST_MAGIC			UINT64_C(0x57c0ff5e5a5d7e11)
+#define WC_SST_VERSION			1
+#define WC_SST_FOOTER_SIZE		64
+#define WC_SST_TRAILER_SIZE		9
+
+/* Opens and verifies the footer, index, filter and properties (one reference). */
+int			wc_sst_open(const char *dir, const char *name, wc_sst **out, wc_err *err);
+void		wc_sst_ref(wc_sst *s);
+void		wc_sst_unref(wc_sst *s);
+
+const wc_sst_props *wc_sst_get_props(const wc_sst *s);
+const char *wc_sst_name(const wc_sst *s);
+
+/* False only if no entry of row can be in the file (bloom filter and row range). */
+bool		wc_sst_may_contain_row(const wc_sst *s, const uint8_t *row, size_t row_len);
+
+/*
+ * An iterator over the file (holds a reference).  If stats is not NULL, each data
+ * block read from disk adds one to stats->blocks_read.  Errors (checksum,
+ * decompression, truncation) end the iteration with status WC_CORRUPT or WC_IO
+ * and a message naming the file and offset.
+ */
+wc_iter    *wc_sst_iter_new(wc_sst *s, wc_scan_stats *stats);
+
+/* Reads every block and checks it (for verification tools and tests). */
+int			wc_sst_verify(wc_sst *s, wc_err *err);
+
+#endif

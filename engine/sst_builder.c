@@ -1,0 +1,561 @@
+/*
+ * sst_builder.c -- writing a sorted file (layout in FORMAT-sst.md).
+ *
+ * Entries go into a data block; a full block is compressed (or kept plain) into
+ * a write buffer with its trailer, and its last key goes into the index.  The
+ * write buffer is flushed with one pwrite per megabyte, so a file costs few
+ * system calls.  At finish the filter, properties, index and footer follow,
+ * then the file and its directory are fsynced.  The builder keeps the first
+ * error; a file that failed is removed.
+ */
+#include "sst.h"
+
+#include <limits.h>
+#include <lz4.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block.h"
+#include "bloom.h"
+#include "coding.h"
+#include "crc32c.h"
+#include "env.h"
+#include "err.h"
+
+#define DEFAULT_BLOCK_BYTES		(16u << 10)
+#define WRITE_BUFFER_FLUSH		(1u << 20)
+
+/* A growable byte buffer. */
+typedef struct bbuf
+{
+	uint8_t    *data;
+	size_t		len;
+	size_t		cap;
+} bbuf;
+
+struct wc_sst_builder
+{
+	char	   *dir;
+	wc_file		file;
+	bool		file_open;
+	int			compression;
+	size_t		block_bytes;
+	wc_err		err;			/* the first error */
+
+	wc_block_builder block;
+	wc_bloom_builder bloom;
+	bbuf		wbuf;			/* bytes not yet written, at offset written */
+	uint64_t	written;
+	bbuf		index;			/* index entries, without the count */
+	uint64_t	nindex;
+
+	/* the last entry added: ordering, distinct rows and index keys */
+	bbuf		last_row;
+	bbuf		last_qual;
+	int64_t		last_ts;
+	uint64_t	last_seq;
+	uint8_t		last_type;
+
+	wc_sst_props props;
+};
+
+static int
+bbuf_reserve(bbuf *b, size_t extra)
+{
+	size_t		need = b->len + extra;
+	size_t		cap;
+	uint8_t    *p;
+
+	if (need < b->len)
+		return WC_NOMEM;
+	if (need <= b->cap)
+		return WC_OK;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(b->data, cap);
+	if (p == NULL)
+		return WC_NOMEM;
+	b->data = p;
+	b->cap = cap;
+	return WC_OK;
+}
+
+static int
+bbuf_set(bbuf *b, const uint8_t *s, size_t n)
+{
+	b->len = 0;
+	if (bbuf_reserve(b, n) != WC_OK)
+		return WC_NOMEM;
+	if (n > 0)
+		memcpy(b->data, s, n);
+	b->len = n;
+	return WC_OK;
+}
+
+static int
+nomem(wc_sst_builder *b)
+{
+	return wc_err_set(&b->err, WC_NOMEM, "out of memory building sorted file \"%s\"",
+					  b->file.name);
+}
+
+static int
+flush_wbuf(wc_sst_builder *b)
+{
+	int			rc;
+
+	if (b->wbuf.len == 0)
+		return WC_OK;
+	rc = wc_file_pwrite(&b->file, b->wbuf.data, b->wbuf.len, b->written, &b->err);
+	if (rc != WC_OK)
+		return rc;
+	b->written += b->wbuf.len;
+	b->wbuf.len = 0;
+	return WC_OK;
+}
+
+/* Offset in the file of the next block. */
+static uint64_t
+cur_offset(const wc_sst_builder *b)
+{
+	return b->written + b->wbuf.len;
+}
+
+/*
+ * Appends a block: data[0..len-1], lz4-compressed when asked and worth it (it
+ * saves at least an eighth, as in LevelDB: otherwise decompressing costs more
+ * than the bytes it saves), then its trailer.  Sets *size to the stored size.
+ */
+static int
+append_block(wc_sst_builder *b, const uint8_t *data, size_t len, int compression,
+			 uint64_t *size)
+{
+	uint8_t    *out;
+	size_t		stored = len;
+	uint8_t		type = WC_COMPRESS_NONE;
+	uint32_t	crc;
+
+	if (len > UINT32_MAX)
+		return wc_err_set(&b->err, WC_INVALID, "block of %zu bytes too large in \"%s\"",
+						  len, b->file.name);
+	if (compression == WC_COMPRESS_LZ4 && len <= LZ4_MAX_INPUT_SIZE)
+	{
+		int			bound = LZ4_compressBound((int) len);
+		int			n;
+
+		if (bbuf_reserve(&b->wbuf, (size_t) bound + WC_SST_TRAILER_SIZE) != WC_OK)
+			return nomem(b);
+		out = b->wbuf.data + b->wbuf.len;
+		n = LZ4_compress_default((const char *) data, (char *) out, (int) len, bound);
+		if (n > 0 && (size_t) n < len - len / 8)
+		{
+			stored = (size_t) n;
+			type = WC_COMPRESS_LZ4;
+		}
+	}
+	if (type == WC_COMPRESS_NONE)
+	{
+		if (bbuf_reserve(&b->wbuf, len + WC_SST_TRAILER_SIZE) != WC_OK)
+			return nomem(b);
+		out = b->wbuf.data + b->wbuf.len;
+		if (len > 0)
+			memcpy(out, data, len);
+	}
+	out[stored] = type;
+	wc_put_fixed32(out + stored + 1, (uint32_t) len);
+	crc = wc_crc32c(out, stored + 5);
+	wc_put_fixed32(out + stored + 5, crc);
+	b->wbuf.len += stored + WC_SST_TRAILER_SIZE;
+	*size = stored;
+	if (b->wbuf.len >= WRITE_BUFFER_FLUSH)
+		return flush_wbuf(b);
+	return WC_OK;
+}
+
+/* Appends an index entry for the current data block, whose last key is the last entry. */
+static int
+index_add(wc_sst_builder *b, uint64_t off, uint64_t size)
+{
+	uint8_t    *p;
+
+	if (bbuf_reserve(&b->index, 10 * 5 + 8 + 1 + b->last_row.len + b->last_qual.len) != WC_OK)
+		return nomem(b);
+	p = b->index.data + b->index.len;
+	p = wc_put_varint64(p, off);
+	p = wc_put_varint64(p, size);
+	p = wc_put_varint64(p, b->last_row.len);
+	if (b->last_row.len > 0)
+		memcpy(p, b->last_row.data, b->last_row.len);
+	p += b->last_row.len;
+	p = wc_put_varint64(p, b->last_qual.len);
+	if (b->last_qual.len > 0)
+		memcpy(p, b->last_qual.data, b->last_qual.len);
+	p += b->last_qual.len;
+	wc_put_fixed64(p, (uint64_t) b->last_ts);
+	p += 8;
+	p = wc_put_varint64(p, b->last_seq);
+	*p++ = b->last_type;
+	b->index.len = (size_t) (p - b->index.data);
+	b->nindex++;
+	return WC_OK;
+}
+
+static int
+emit_data_block(wc_sst_builder *b)
+{
+	const uint8_t *data;
+	size_t		len;
+	uint64_t	off = cur_offset(b);
+	uint64_t	size;
+	int			rc;
+
+	if (wc_block_builder_finish(&b->block, &data, &len) != WC_OK)
+		return nomem(b);
+	if ((rc = append_block(b, data, len, b->compression, &size)) != WC_OK)
+		return rc;
+	if ((rc = index_add(b, off, size)) != WC_OK)
+		return rc;
+	b->props.blocks++;
+	wc_block_builder_reset(&b->block);
+	return WC_OK;
+}
+
+wc_sst_builder *
+wc_sst_builder_new(const char *dir, const char *name, const wc_sst_build_opts *opts,
+				   wc_err *err)
+{
+	wc_sst_builder *b;
+	size_t		famlen;
+
+	if (opts == NULL || opts->family == NULL ||
+		(famlen = strlen(opts->family)) == 0 || famlen > WC_MAX_FAMILY)
+	{
+		wc_err_set(err, WC_INVALID, "sorted file \"%s\": family name must have 1 to %d bytes",
+				   name, WC_MAX_FAMILY);
+		return NULL;
+	}
+	if (opts->compression != WC_COMPRESS_NONE && opts->compression != WC_COMPRESS_LZ4)
+	{
+		wc_err_set(err, WC_INVALID, "sorted file \"%s\": unknown compression %d",
+				   name, opts->compression);
+		return NULL;
+	}
+	if (opts->level < 0 || opts->level > 255)
+	{
+		wc_err_set(err, WC_INVALID, "sorted file \"%s\": bad level %d", name, opts->level);
+		return NULL;
+	}
+	if ((b = calloc(1, sizeof(*b))) == NULL || (b->dir = strdup(dir)) == NULL)
+	{
+		free(b);
+		wc_err_set(err, WC_NOMEM, "out of memory creating sorted file \"%s\"", name);
+		return NULL;
+	}
+	wc_err_clear(&b->err);
+	if (wc_file_open(dir, name, WC_OPEN_EXCL, &b->file, err) != WC_OK)
+	{
+		free(b->dir);
+		free(b);
+		return NULL;
+	}
+	b->file_open = true;
+	b->compression = opts->compression;
+	b->block_bytes = opts->block_bytes ? opts->block_bytes : DEFAULT_BLOCK_BYTES;
+	wc_block_builder_init(&b->block);
+	wc_bloom_builder_init(&b->bloom, opts->bloom_bits_per_key);
+	memcpy(b->props.family, opts->family, famlen + 1);
+	b->props.level = opts->level;
+	b->props.ts_min = INT64_MAX;
+	b->props.ts_max = INT64_MIN;
+	b->props.seq_min = UINT64_MAX;
+	b->props.seq_max = 0;
+	return b;
+}
+
+int
+wc_sst_builder_add(wc_sst_builder *b, const wc_cell *c)
+{
+	wc_sst_props *p = &b->props;
+	bool		new_row;
+	int			rc;
+
+	if (b->err.code != WC_OK)
+		return b->err.code;
+	if (c->row_len > WC_MAX_ROWKEY || c->qual_len > WC_MAX_QUALIFIER ||
+		c->val_len > WC_MAX_VALUE)
+		return wc_err_set(&b->err, WC_INVALID,
+						  "entry too large for sorted file \"%s\": rowkey %u, qualifier %u, value %u bytes",
+						  b->file.name, c->row_len, c->qual_len, c->val_len);
+	if (c->type < WC_TYPE_PUT || c->type > WC_TYPE_DEL_FAMILY)
+		return wc_err_set(&b->err, WC_INVALID, "entry of type %d cannot be stored in sorted file \"%s\"",
+						  c->type, b->file.name);
+	if (p->cells == 0)
+		new_row = true;
+	else
+	{
+		wc_cell		last;
+		int			r = wc_row_cmp(b->last_row.data, b->last_row.len, c->row, c->row_len);
+
+		last.row = b->last_row.data;
+		last.row_len = (uint32_t) b->last_row.len;
+		last.qual = b->last_qual.data;
+		last.qual_len = (uint32_t) b->last_qual.len;
+		last.ts = b->last_ts;
+		last.seq = b->last_seq;
+		last.type = b->last_type;
+		if (r > 0 || (r == 0 && wc_cell_cmp(&last, c) >= 0))
+			return wc_err_set(&b->err, WC_INVALID,
+							  "entry %llu added to sorted file \"%s\" out of order (seq %llu after seq %llu)",
+							  (unsigned long long) p->cells, b->file.name,
+							  (unsigned long long) c->seq, (unsigned long long) b->last_seq);
+		new_row = r != 0;
+	}
+
+	if (new_row)
+	{
+		if (bbuf_set(&b->last_row, c->row, c->row_len) != WC_OK ||
+			wc_bloom_builder_add(&b->bloom, wc_bloom_hash(c->row, c->row_len)) != WC_OK)
+			return nomem(b);
+		if (p->row_min == NULL)
+		{
+			if ((p->row_min = malloc(c->row_len ? c->row_len : 1)) == NULL)
+				return nomem(b);
+			if (c->row_len > 0)
+				memcpy(p->row_min, c->row, c->row_len);
+			p->row_min_len = c->row_len;
+		}
+		p->distinct_rows++;
+	}
+	if (bbuf_set(&b->last_qual, c->qual, c->qual_len) != WC_OK)
+		return nomem(b);
+	b->last_ts = c->ts;
+	b->last_seq = c->seq;
+	b->last_type = c->type;
+
+	p->cells++;
+	p->raw_bytes += (uint64_t) c->row_len + c->qual_len + c->val_len + 16;
+	if (c->type != WC_TYPE_PUT)
+		p->tombstones++;
+	if (c->type == WC_TYPE_DEL_COLUMN || c->type == WC_TYPE_DEL_FAMILY)
+		p->range_tombstones++;
+	else
+	{
+		if (c->ts < p->ts_min)
+			p->ts_min = c->ts;
+		if (c->ts > p->ts_max)
+			p->ts_max = c->ts;
+	}
+	if (c->seq < p->seq_min)
+		p->seq_min = c->seq;
+	if (c->seq > p->seq_max)
+		p->seq_max = c->seq;
+
+	if (wc_block_builder_add(&b->block, c) != WC_OK)
+		return nomem(b);
+	if (wc_block_builder_size(&b->block) >= b->block_bytes &&
+		(rc = emit_data_block(b)) != WC_OK)
+		return rc;
+	return WC_OK;
+}
+
+uint64_t
+wc_sst_builder_cells(const wc_sst_builder *b)
+{
+	return b->props.cells;
+}
+
+uint64_t
+wc_sst_builder_file_bytes(const wc_sst_builder *b)
+{
+	return cur_offset(b) + (wc_block_builder_empty(&b->block) ? 0 :
+							wc_block_builder_size(&b->block));
+}
+
+/* Encodes the properties block (FORMAT-sst.md, "Properties block"). */
+static int
+encode_props(wc_sst_builder *b, bbuf *out)
+{
+	const wc_sst_props *p = &b->props;
+	size_t		famlen = strlen(p->family);
+	uint8_t    *q;
+
+	out->len = 0;
+	if (bbuf_reserve(out, 1 + famlen + 12 * 10 + 16 + p->row_min_len + p->row_max_len) != WC_OK)
+		return nomem(b);
+	q = out->data;
+	*q++ = (uint8_t) famlen;
+	memcpy(q, p->family, famlen);
+	q += famlen;
+	q = wc_put_varint64(q, (uint64_t) p->level);
+	q = wc_put_varint64(q, p->cells);
+	q = wc_put_varint64(q, p->tombstones);
+	q = wc_put_varint64(q, p->range_tombstones);
+	q = wc_put_varint64(q, p->distinct_rows);
+	q = wc_put_varint64(q, p->raw_bytes);
+	q = wc_put_varint64(q, p->blocks);
+	wc_put_fixed64(q, (uint64_t) p->ts_min);
+	q += 8;
+	wc_put_fixed64(q, (uint64_t) p->ts_max);
+	q += 8;
+	q = wc_put_varint64(q, p->seq_min);
+	q = wc_put_varint64(q, p->seq_max);
+	q = wc_put_varint64(q, p->row_min_len);
+	if (p->row_min_len > 0)
+		memcpy(q, p->row_min, p->row_min_len);
+	q += p->row_min_len;
+	q = wc_put_varint64(q, p->row_max_len);
+	if (p->row_max_len > 0)
+		memcpy(q, p->row_max, p->row_max_len);
+	q += p->row_max_len;
+	out->len = (size_t) (q - out->data);
+	return WC_OK;
+}
+
+/* Writes everything after the data blocks and makes the file durable. */
+static int
+finish_file(wc_sst_builder *b)
+{
+	wc_sst_props *p = &b->props;
+	uint8_t    *filter = NULL;
+	size_t		filter_len;
+	bbuf		meta = {0};
+	uint64_t	filter_off,
+				filter_size,
+				props_off,
+				props_size,
+				index_off,
+				index_size;
+	uint8_t		footer[WC_SST_FOOTER_SIZE];
+	uint8_t		countbuf[10];
+	size_t		countlen;
+	int			rc;
+
+	if (!wc_block_builder_empty(&b->block) && (rc = emit_data_block(b)) != WC_OK)
+		return rc;
+	if (p->cells == 0)
+	{
+		p->seq_min = 0;
+		p->seq_max = 0;
+	}
+	else
+	{
+		if ((p->row_max = malloc(b->last_row.len ? b->last_row.len : 1)) == NULL)
+			return nomem(b);
+		if (b->last_row.len > 0)
+			memcpy(p->row_max, b->last_row.data, b->last_row.len);
+		p->row_max_len = (uint32_t) b->last_row.len;
+	}
+
+	/* filter */
+	filter_off = cur_offset(b);
+	if (wc_bloom_builder_finish(&b->bloom, &filter, &filter_len) != WC_OK)
+		return nomem(b);
+	rc = append_block(b, filter, filter_len, WC_COMPRESS_NONE, &filter_size);
+	free(filter);
+	if (rc != WC_OK)
+		return rc;
+
+	/* properties */
+	props_off = cur_offset(b);
+	if ((rc = encode_props(b, &meta)) != WC_OK ||
+		(rc = append_block(b, meta.data, meta.len, WC_COMPRESS_NONE, &props_size)) != WC_OK)
+	{
+		free(meta.data);
+		return rc;
+	}
+
+	/* index: the count, then the entries */
+	index_off = cur_offset(b);
+	countlen = (size_t) (wc_put_varint64(countbuf, b->nindex) - countbuf);
+	meta.len = 0;
+	if (bbuf_reserve(&meta, countlen + b->index.len) != WC_OK)
+	{
+		free(meta.data);
+		return nomem(b);
+	}
+	memcpy(meta.data, countbuf, countlen);
+	if (b->index.len > 0)
+		memcpy(meta.data + countlen, b->index.data, b->index.len);
+	meta.len = countlen + b->index.len;
+	rc = append_block(b, meta.data, meta.len, WC_COMPRESS_NONE, &index_size);
+	free(meta.data);
+	if (rc != WC_OK)
+		return rc;
+
+	/* footer */
+	wc_put_fixed64(footer, filter_off);
+	wc_put_fixed64(footer + 8, filter_size);
+	wc_put_fixed64(footer + 16, props_off);
+	wc_put_fixed64(footer + 24, props_size);
+	wc_put_fixed64(footer + 32, index_off);
+	wc_put_fixed64(footer + 40, index_size);
+	wc_put_fixed32(footer + 48, WC_SST_VERSION);
+	wc_put_fixed32(footer + 52, wc_crc32c(footer, 52));
+	wc_put_fixed64(footer + 56, WC_SST_MAGIC);
+	if (bbuf_reserve(&b->wbuf, sizeof(footer)) != WC_OK)
+		return nomem(b);
+	memcpy(b->wbuf.data + b->wbuf.len, footer, sizeof(footer));
+	b->wbuf.len += sizeof(footer);
+	p->file_bytes = cur_offset(b);
+
+	if ((rc = flush_wbuf(b)) != WC_OK ||
+		(rc = wc_file_sync(&b->file, true, &b->err)) != WC_OK)
+		return rc;
+	wc_file_close(&b->file);
+	b->file_open = false;
+	return wc_env_sync_dir(b->dir, &b->err);
+}
+
+static void
+builder_free(wc_sst_builder *b, bool remove)
+{
+	char		name[sizeof(b->file.name)];
+
+	memcpy(name, b->file.name, sizeof(name));
+	if (b->file_open)
+		wc_file_close(&b->file);
+	if (remove)
+	{
+		wc_err		ignored;
+
+		wc_err_clear(&ignored);
+		wc_env_unlink(b->dir, name, &ignored);
+	}
+	wc_block_builder_free(&b->block);
+	wc_bloom_builder_free(&b->bloom);
+	free(b->wbuf.data);
+	free(b->index.data);
+	free(b->last_row.data);
+	free(b->last_qual.data);
+	wc_sst_props_clear(&b->props);
+	free(b->dir);
+	free(b);
+}
+
+int
+wc_sst_builder_finish(wc_sst_builder *b, wc_sst_props *props, wc_err *err)
+{
+	int			rc = b->err.code;
+
+	if (rc == WC_OK)
+		rc = finish_file(b);
+	if (rc != WC_OK)
+	{
+		if (err != NULL && err->code == WC_OK)
+			*err = b->err;
+		builder_free(b, true);
+		return rc;
+	}
+	*props = b->props;
+	memset(&b->props, 0, sizeof(b->props));
+	builder_free(b, false);
+	return WC_OK;
+}
+
+void
+wc_sst_builder_abandon(wc_sst_builder *b)
+{
+	if (b != NULL)
+		builder_free(b, true);
+}

@@ -1,0 +1,839 @@
+/*
+ * sst_reader.c -- opening, checking and iterating a sorted file (layout in
+ * FORMAT-sst.md).
+ *
+ * wc_sst_open reads the footer and the three meta blocks (filter, properties,
+ * index), checks every checksum and that the blocks tile the file exactly, and
+ * keeps them in memory.  Data blocks are read with pread when an iterator needs
+ * them; an iterator keeps its current block and reuses its buffers, so a seek
+ * that stays within the loaded block costs no I/O.  Nothing is trusted before
+ * its checksum is: a damaged file gives WC_CORRUPT naming the file and offset.
+ */
+#include "sst.h"
+
+#include <limits.h>
+#include <lz4.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block.h"
+#include "bloom.h"
+#include "coding.h"
+#include "crc32c.h"
+#include "env.h"
+#include "err.h"
+
+/* The largest uncompressed block we accept: one entry of the largest row,
+ * qualifier and value, with room to spare. */
+#define MAX_RAW_BLOCK	((uint64_t) 1 << 30)
+
+/* Index entry: a data block and its last key (pointing into index_buf). */
+typedef struct idx_entry
+{
+	wc_cell		key;
+	uint64_t	off;
+	uint64_t	size;			/* stored bytes, without the trailer */
+} idx_entry;
+
+struct wc_sst
+{
+	int			refs;
+	wc_file		file;
+	uint64_t	file_size;
+	uint64_t	data_end;		/* where the data blocks end (the filter's offset) */
+	wc_sst_props props;
+	uint8_t    *filter;
+	size_t		filter_len;
+	uint8_t    *index_buf;		/* the index block; keys point into it */
+	idx_entry  *index;
+	uint32_t	nblocks;
+};
+
+/* A reusable buffer pair for reading blocks. */
+typedef struct read_bufs
+{
+	uint8_t    *raw;			/* stored bytes + trailer */
+	size_t		raw_cap;
+	uint8_t    *plain;			/* decompressed */
+	size_t		plain_cap;
+} read_bufs;
+
+static bool
+grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	uint8_t    *p;
+	size_t		c;
+
+	if (need <= *cap && *buf != NULL)
+		return true;
+	c = *cap ? *cap : 4096;
+	while (c < need)
+		c *= 2;
+	if ((p = malloc(c)) == NULL)
+		return false;
+	free(*buf);
+	*buf = p;
+	*cap = c;
+	return true;
+}
+
+/*
+ * Reads the block stored at off (size bytes + trailer), checks it and returns
+ * its uncompressed bytes in *data, *len: in rb->raw or rb->plain, valid until
+ * the next read with rb.  what names the block in messages.
+ */
+static int
+read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *what,
+		   const uint8_t **data, size_t *len, wc_err *err)
+{
+	const char *fname = s->file.name;
+	size_t		total;
+	uint8_t		type;
+	uint32_t	raw_len,
+				stored_crc,
+				crc;
+	int			rc;
+
+	if (size > s->file_size)
+		return wc_err_set(err, WC_CORRUPT, "%s in %s at offset %llu has a bad size %llu",
+						  what, fname, (unsigned long long) off, (unsigned long long) size);
+	total = (size_t) size + WC_SST_TRAILER_SIZE;
+	if (!grow(&rb->raw, &rb->raw_cap, total))
+		return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
+						  what, fname, (unsigned long long) off);
+	if ((rc = wc_file_pread(&s->file, rb->raw, total, off, err)) != WC_OK)
+		return rc;
+	type = rb->raw[size];
+	raw_len = wc_get_fixed32(rb->raw + size + 1);
+	stored_crc = wc_get_fixed32(rb->raw + size + 5);
+	crc = wc_crc32c(rb->raw, (size_t) size + 5);
+	if (crc != stored_crc)
+		return wc_err_set(err, WC_CORRUPT,
+						  "%s checksum mismatch in %s at offset %llu: stored 0x%08x, computed 0x%08x",
+						  what, fname, (unsigned long long) off, stored_crc, crc);
+	if (type == WC_COMPRESS_NONE)
+	{
+		if (raw_len != size)
+			return wc_err_set(err, WC_CORRUPT,
+							  "%s in %s at offset %llu: uncompressed length %u differs from stored length %llu",
+							  what, fname, (unsigned long long) off, raw_len,
+							  (unsigned long long) size);
+		*data = rb->raw;
+		*len = (size_t) size;
+		return WC_OK;
+	}
+	if (type == WC_COMPRESS_LZ4)
+	{
+		int			n;
+
+		if (raw_len > MAX_RAW_BLOCK || size > INT_MAX)
+			return wc_err_set(err, WC_CORRUPT,
+							  "%s in %s at offset %llu: implausible lengths %u (uncompressed), %llu (stored)",
+							  what, fname, (unsigned long long) off, raw_len,
+							  (unsigned long long) size);
+		if (!grow(&rb->plain, &rb->plain_cap, raw_len ? raw_len : 1))
+			return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
+							  what, fname, (unsigned long long) off);
+		n = LZ4_decompress_safe((const char *) rb->raw, (char *) rb->plain,
+								(int) size, (int) raw_len);
+		if (n < 0 || (uint32_t) n != raw_len)
+			return wc_err_set(err, WC_CORRUPT,
+							  "%s decompression failed in %s at offset %llu: lz4 returned %d, expected %u bytes",
+							  what, fname, (unsigned long long) off, n, raw_len);
+		*data = rb->plain;
+		*len = raw_len;
+		return WC_OK;
+	}
+	return wc_err_set(err, WC_CORRUPT, "%s in %s at offset %llu has unknown compression type %u",
+					  what, fname, (unsigned long long) off, type);
+}
+
+/* Reads a meta block into a malloc'd buffer of its own (*out, the caller frees it). */
+static int
+read_meta(wc_sst *s, uint64_t off, uint64_t size, const char *what,
+		  uint8_t **out, size_t *len, wc_err *err)
+{
+	read_bufs	rb = {0};
+	const uint8_t *data;
+	int			rc = read_block(s, off, size, &rb, what, &data, len, err);
+
+	if (rc != WC_OK)
+	{
+		free(rb.raw);
+		free(rb.plain);
+		return rc;
+	}
+	if (data == rb.raw)
+	{
+		*out = rb.raw;
+		free(rb.plain);
+	}
+	else
+	{
+		*out = rb.plain;
+		free(rb.raw);
+	}
+	return WC_OK;
+}
+
+/* ---------------------------------------------------------------- open */
+
+static int
+bad_props(wc_sst *s, uint64_t off, const char *why, wc_err *err)
+{
+	return wc_err_set(err, WC_CORRUPT, "bad properties block in %s at offset %llu: %s",
+					  s->file.name, (unsigned long long) off, why);
+}
+
+static const uint8_t *
+get_bytes(const uint8_t *p, const uint8_t *end, uint32_t max, uint8_t **out, uint32_t *len)
+{
+	uint32_t	n;
+
+	if ((p = wc_get_varint32(p, end, &n)) == NULL || n > max || (size_t) (end - p) < n)
+		return NULL;
+	if ((*out = malloc(n ? n : 1)) == NULL)
+		return NULL;
+	if (n > 0)
+		memcpy(*out, p, n);
+	*len = n;
+	return p + n;
+}
+
+static int
+decode_props(wc_sst *s, const uint8_t *buf, size_t len, uint64_t off, wc_err *err)
+{
+	wc_sst_props *pr = &s->props;
+	const uint8_t *p = buf;
+	const uint8_t *end = buf + len;
+	uint64_t	level,
+				v[6];
+	uint32_t	famlen;
+
+	if (len < 1 || (famlen = buf[0]) == 0 || (size_t) (end - p - 1) < famlen)
+		return bad_props(s, off, "bad family name length", err);
+	if (memchr(buf + 1, 0, famlen) != NULL)
+		return bad_props(s, off, "family name contains a zero byte", err);
+	memcpy(pr->family, buf + 1, famlen);
+	pr->family[famlen] = '\0';
+	p = buf + 1 + famlen;
+	if ((p = wc_get_varint64(p, end, &level)) == NULL || level > 255)
+		return bad_props(s, off, "bad level", err);
+	pr->level = (int) level;
+	for (int i = 0; i < 6; i++)
+		if ((p = wc_get_varint64(p, end, &v[i])) == NULL)
+			return bad_props(s, off, "truncated counters", err);
+	pr->cells = v[0];
+	pr->tombstones = v[1];
+	pr->range_tombstones = v[2];
+	pr->distinct_rows = v[3];
+	pr->raw_bytes = v[4];
+	pr->blocks = v[5];
+	if (end - p < 16)
+		return bad_props(s, off, "truncated time range", err);
+	pr->ts_min = (int64_t) wc_get_fixed64(p);
+	pr->ts_max = (int64_t) wc_get_fixed64(p + 8);
+	p += 16;
+	if ((p = wc_get_varint64(p, end, &pr->seq_min)) == NULL ||
+		(p = wc_get_varint64(p, end, &pr->seq_max)) == NULL)
+		return bad_props(s, off, "truncated sequence range", err);
+	if (pr->cells > 0)
+	{
+		if ((p = get_bytes(p, end, WC_MAX_ROWKEY, &pr->row_min, &pr->row_min_len)) == NULL ||
+			(p = get_bytes(p, end, WC_MAX_ROWKEY, &pr->row_max, &pr->row_max_len)) == NULL)
+			return bad_props(s, off, "bad rowkey range (or out of memory)", err);
+	}
+	else if (end - p < 2 || p[0] != 0 || p[1] != 0)
+		return bad_props(s, off, "an empty file with a rowkey range", err);
+	else
+		p += 2;
+	if (p != end)
+		return bad_props(s, off, "trailing bytes", err);
+
+	if (pr->tombstones > pr->cells || pr->range_tombstones > pr->tombstones ||
+		pr->distinct_rows > pr->cells || (pr->cells > 0) != (pr->distinct_rows > 0) ||
+		(pr->cells > 0) != (pr->blocks > 0) || pr->seq_min > pr->seq_max)
+		return bad_props(s, off, "inconsistent counters", err);
+	if (pr->cells > 0 && wc_row_cmp(pr->row_min, pr->row_min_len,
+									pr->row_max, pr->row_max_len) > 0)
+		return bad_props(s, off, "smallest rowkey above the largest", err);
+	return WC_OK;
+}
+
+static int
+bad_index(wc_sst *s, uint64_t off, uint32_t entry, const char *why, wc_err *err)
+{
+	return wc_err_set(err, WC_CORRUPT, "bad index block in %s at offset %llu, entry %u: %s",
+					  s->file.name, (unsigned long long) off, entry, why);
+}
+
+static int
+decode_index(wc_sst *s, size_t len, uint64_t off, wc_err *err)
+{
+	const uint8_t *p = s->index_buf;
+	const uint8_t *end = p + len;
+	uint64_t	count;
+	uint64_t	expect = 0;
+
+	/* an entry takes at least 13 bytes, which bounds the allocation */
+	if ((p = wc_get_varint64(p, end, &count)) == NULL || count > len / 13 ||
+		count != s->props.blocks)
+		return bad_index(s, off, 0, "bad block count", err);
+	if ((s->index = calloc(count ? count : 1, sizeof(idx_entry))) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory reading the index of %s", s->file.name);
+	for (uint32_t i = 0; i < count; i++)
+	{
+		idx_entry  *e = &s->index[i];
+		uint32_t	n;
+
+		if ((p = wc_get_varint64(p, end, &e->off)) == NULL ||
+			(p = wc_get_varint64(p, end, &e->size)) == NULL)
+			return bad_index(s, off, i, "bad block handle", err);
+		if (e->off != expect || e->size > s->data_end ||
+			e->off + e->size + WC_SST_TRAILER_SIZE > s->data_end)
+			return bad_index(s, off, i, "block outside the data area or not contiguous", err);
+		expect = e->off + e->size + WC_SST_TRAILER_SIZE;
+		if ((p = wc_get_varint32(p, end, &n)) == NULL || n > WC_MAX_ROWKEY || (size_t) (end - p) < n)
+			return bad_index(s, off, i, "bad rowkey", err);
+		e->key.row = p;
+		e->key.row_len = n;
+		p += n;
+		if ((p = wc_get_varint32(p, end, &n)) == NULL || n > WC_MAX_QUALIFIER || (size_t) (end - p) < n)
+			return bad_index(s, off, i, "bad qualifier", err);
+		e->key.qual = p;
+		e->key.qual_len = n;
+		p += n;
+		if (end - p < 8)
+			return bad_index(s, off, i, "truncated key", err);
+		e->key.ts = (int64_t) wc_get_fixed64(p);
+		p += 8;
+		if ((p = wc_get_varint64(p, end, &e->key.seq)) == NULL || p >= end)
+			return bad_index(s, off, i, "truncated key", err);
+		e->key.type = *p++;
+		if (e->key.type < WC_TYPE_PUT || e->key.type > WC_TYPE_DEL_FAMILY)
+			return bad_index(s, off, i, "bad entry type", err);
+		if (i > 0 && wc_cell_cmp(&s->index[i - 1].key, &e->key) >= 0)
+			return bad_index(s, off, i, "keys out of order", err);
+		s->nblocks = i + 1;
+	}
+	if (p != end)
+		return bad_index(s, off, s->nblocks, "trailing bytes", err);
+	if (expect != s->data_end)
+		return bad_index(s, off, s->nblocks, "the data blocks do not end where the filter starts", err);
+	if (count > 0 && wc_row_cmp(s->index[count - 1].key.row, s->index[count - 1].key.row_len,
+								s->props.row_max, s->props.row_max_len) != 0)
+		return bad_index(s, off, s->nblocks, "last key differs from the largest rowkey", err);
+	return WC_OK;
+}
+
+static void
+sst_free(wc_sst *s)
+{
+	wc_file_close(&s->file);
+	wc_sst_props_clear(&s->props);
+	free(s->filter);
+	free(s->index_buf);
+	free(s->index);
+	free(s);
+}
+
+/* Reads and checks the footer, then the meta blocks. */
+static int
+sst_load(wc_sst *s, wc_err *err)
+{
+	const char *fname = s->file.name;
+	uint8_t		footer[WC_SST_FOOTER_SIZE];
+	uint64_t	foot_off,
+				filter_off,
+				filter_size,
+				props_off,
+				props_size,
+				index_off,
+				index_size,
+				magic;
+	uint32_t	version,
+				stored_crc,
+				crc;
+	uint8_t    *props_buf = NULL;
+	size_t		len;
+	int			rc;
+
+	if ((rc = wc_file_size(&s->file, &s->file_size, err)) != WC_OK)
+		return rc;
+	if (s->file_size < WC_SST_FOOTER_SIZE + 3 * WC_SST_TRAILER_SIZE)
+		return wc_err_set(err, WC_CORRUPT, "file %s is too short to be a sorted file: %llu bytes",
+						  fname, (unsigned long long) s->file_size);
+	foot_off = s->file_size - WC_SST_FOOTER_SIZE;
+	if ((rc = wc_file_pread(&s->file, footer, sizeof(footer), foot_off, err)) != WC_OK)
+		return rc;
+	magic = wc_get_fixed64(footer + 56);
+	if (magic != WC_SST_MAGIC)
+		return wc_err_set(err, WC_CORRUPT,
+						  "bad magic number in %s at offset %llu: stored 0x%016llx, expected 0x%016llx",
+						  fname, (unsigned long long) (foot_off + 56),
+						  (unsigned long long) magic, (unsigned long long) WC_SST_MAGIC);
+	stored_crc = wc_get_fixed32(footer + 52);
+	crc = wc_crc32c(footer, 52);
+	if (stored_crc != crc)
+		return wc_err_set(err, WC_CORRUPT,
+						  "footer checksum mismatch in %s at offset %llu: stored 0x%08x, computed 0x%08x",
+						  fname, (unsigned long long) foot_off, stored_crc, crc);
+	version = wc_get_fixed32(footer + 48);
+	if (version != WC_SST_VERSION)
+		return wc_err_set(err, WC_CORRUPT, "unsupported format version %u in %s (this engine reads %d)",
+						  version, fname, WC_SST_VERSION);
+	filter_off = wc_get_fixed64(footer);
+	filter_size = wc_get_fixed64(footer + 8);
+	props_off = wc_get_fixed64(footer + 16);
+	props_size = wc_get_fixed64(footer + 24);
+	index_off = wc_get_fixed64(footer + 32);
+	index_size = wc_get_fixed64(footer + 40);
+	/* the meta blocks follow each other and the footer exactly */
+	if (filter_off > foot_off || filter_size > foot_off || props_size > foot_off ||
+		index_size > foot_off ||
+		filter_off + filter_size + WC_SST_TRAILER_SIZE != props_off ||
+		props_off + props_size + WC_SST_TRAILER_SIZE != index_off ||
+		index_off + index_size + WC_SST_TRAILER_SIZE != foot_off)
+		return wc_err_set(err, WC_CORRUPT,
+						  "bad footer in %s at offset %llu: filter %llu+%llu, properties %llu+%llu, index %llu+%llu do not fit a file of %llu bytes",
+						  fname, (unsigned long long) foot_off,
+						  (unsigned long long) filter_off, (unsigned long long) filter_size,
+						  (unsigned long long) props_off, (unsigned long long) props_size,
+						  (unsigned long long) index_off, (unsigned long long) index_size,
+						  (unsigned long long) s->file_size);
+	s->data_end = filter_off;
+
+	if ((rc = read_meta(s, filter_off, filter_size, "filter block", &s->filter,
+						&s->filter_len, err)) != WC_OK)
+		return rc;
+	if (!wc_bloom_valid(s->filter, s->filter_len))
+		return wc_err_set(err, WC_CORRUPT, "bad filter block in %s at offset %llu",
+						  fname, (unsigned long long) filter_off);
+
+	if ((rc = read_meta(s, props_off, props_size, "properties block", &props_buf,
+						&len, err)) != WC_OK)
+		return rc;
+	rc = decode_props(s, props_buf, len, props_off, err);
+	free(props_buf);
+	if (rc != WC_OK)
+		return rc;
+	s->props.file_bytes = s->file_size;
+
+	if ((rc = read_meta(s, index_off, index_size, "index block", &s->index_buf,
+						&len, err)) != WC_OK)
+		return rc;
+	return decode_index(s, len, index_off, err);
+}
+
+int
+wc_sst_open(const char *dir, const char *name, wc_sst **out, wc_err *err)
+{
+	wc_sst	   *s = calloc(1, sizeof(*s));
+	int			rc;
+
+	*out = NULL;
+	if (s == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory opening sorted file \"%s\"", name);
+	s->refs = 1;
+	if ((rc = wc_file_open(dir, name, WC_OPEN_READ, &s->file, err)) != WC_OK)
+	{
+		free(s);
+		return rc;
+	}
+	if ((rc = sst_load(s, err)) != WC_OK)
+	{
+		sst_free(s);
+		return rc;
+	}
+	*out = s;
+	return WC_OK;
+}
+
+void
+wc_sst_ref(wc_sst *s)
+{
+	__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+}
+
+void
+wc_sst_unref(wc_sst *s)
+{
+	if (s != NULL && __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		sst_free(s);
+}
+
+const wc_sst_props *
+wc_sst_get_props(const wc_sst *s)
+{
+	return &s->props;
+}
+
+const char *
+wc_sst_name(const wc_sst *s)
+{
+	return s->file.name;
+}
+
+bool
+wc_sst_may_contain_row(const wc_sst *s, const uint8_t *row, size_t row_len)
+{
+	const wc_sst_props *p = &s->props;
+
+	if (p->cells == 0 ||
+		wc_row_cmp(row, row_len, p->row_min, p->row_min_len) < 0 ||
+		wc_row_cmp(row, row_len, p->row_max, p->row_max_len) > 0)
+		return false;
+	return wc_bloom_may_contain(s->filter, s->filter_len, wc_bloom_hash(row, row_len));
+}
+
+void
+wc_sst_props_clear(wc_sst_props *p)
+{
+	free(p->row_min);
+	free(p->row_max);
+	p->row_min = NULL;
+	p->row_max = NULL;
+	p->row_min_len = 0;
+	p->row_max_len = 0;
+}
+
+int
+wc_sst_props_copy(wc_sst_props *dst, const wc_sst_props *src, wc_err *err)
+{
+	*dst = *src;
+	dst->row_min = NULL;
+	dst->row_max = NULL;
+	if (src->row_min != NULL)
+	{
+		if ((dst->row_min = malloc(src->row_min_len ? src->row_min_len : 1)) == NULL)
+			goto nomem;
+		memcpy(dst->row_min, src->row_min, src->row_min_len);
+	}
+	if (src->row_max != NULL)
+	{
+		if ((dst->row_max = malloc(src->row_max_len ? src->row_max_len : 1)) == NULL)
+			goto nomem;
+		memcpy(dst->row_max, src->row_max, src->row_max_len);
+	}
+	return WC_OK;
+
+nomem:
+	wc_sst_props_clear(dst);
+	return wc_err_set(err, WC_NOMEM, "out of memory copying the properties of a sorted file");
+}
+
+/* ---------------------------------------------------------------- iterator */
+
+typedef struct sst_iter
+{
+	wc_iter		base;
+	wc_sst	   *sst;
+	wc_scan_stats *stats;
+	uint32_t	blk;			/* the loaded block; UINT32_MAX if none */
+	read_bufs	rb;
+	const uint8_t *data;		/* the loaded block's bytes */
+	size_t		len;
+	wc_block_iter bi;
+	wc_err		err;			/* sticky: after an error the iterator stays invalid */
+} sst_iter;
+
+/* Records the block iterator's problem with the file's name and the block's offset. */
+static void
+block_error(sst_iter *it)
+{
+	const idx_entry *e = &it->sst->index[it->blk];
+
+	if (it->bi.status == WC_NOMEM)
+		wc_err_set(&it->err, WC_NOMEM, "out of memory reading block of %s at offset %llu",
+				   it->sst->file.name, (unsigned long long) e->off);
+	else
+		wc_err_set(&it->err, WC_CORRUPT, "corrupt block in %s at offset %llu: %s at byte %u of the block",
+				   it->sst->file.name, (unsigned long long) e->off,
+				   it->bi.reason ? it->bi.reason : "malformed", it->bi.bad_off);
+}
+
+/* Makes block i current (reading it unless it already is); false on error. */
+static bool
+load_block(sst_iter *it, uint32_t i)
+{
+	if (it->err.code != WC_OK)
+		return false;
+	if (it->blk != i)
+	{
+		const idx_entry *e = &it->sst->index[i];
+
+		it->blk = UINT32_MAX;
+		if (read_block(it->sst, e->off, e->size, &it->rb, "block", &it->data, &it->len,
+					   &it->err) != WC_OK)
+		{
+			it->bi.valid = false;
+			return false;
+		}
+		if (it->stats)
+			it->stats->blocks_read++;
+		it->blk = i;
+	}
+	if (wc_block_iter_set(&it->bi, it->data, it->len) != WC_OK)
+	{
+		block_error(it);
+		return false;
+	}
+	return true;
+}
+
+/* After the block iterator ran off its block: on to the next one, or the end. */
+static void
+skip_empty(sst_iter *it)
+{
+	while (!it->bi.valid)
+	{
+		if (it->bi.status != WC_OK)
+		{
+			block_error(it);
+			return;
+		}
+		if (it->blk == UINT32_MAX || it->blk + 1 >= it->sst->nblocks)
+			return;
+		if (!load_block(it, it->blk + 1))
+			return;
+		wc_block_iter_seek_first(&it->bi);
+	}
+}
+
+static void
+sst_iter_seek_first(wc_iter *base)
+{
+	sst_iter   *it = (sst_iter *) base;
+
+	it->bi.valid = false;
+	if (it->sst->nblocks == 0 || !load_block(it, 0))
+		return;
+	wc_block_iter_seek_first(&it->bi);
+	skip_empty(it);
+}
+
+static void
+sst_iter_seek(wc_iter *base, const wc_cell *target)
+{
+	sst_iter   *it = (sst_iter *) base;
+	const idx_entry *index = it->sst->index;
+	uint32_t	lo = 0,
+				hi = it->sst->nblocks;
+
+	it->bi.valid = false;
+	/* the first block whose last key is >= target */
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (wc_cell_cmp(&index[mid].key, target) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == it->sst->nblocks || !load_block(it, lo))
+		return;
+	wc_block_iter_seek(&it->bi, target);
+	skip_empty(it);
+}
+
+static void
+sst_iter_next(wc_iter *base)
+{
+	sst_iter   *it = (sst_iter *) base;
+
+	if (!it->bi.valid)
+		return;
+	wc_block_iter_next(&it->bi);
+	if (!it->bi.valid)
+		skip_empty(it);
+}
+
+static bool
+sst_iter_valid(const wc_iter *base)
+{
+	const sst_iter *it = (const sst_iter *) base;
+
+	return it->bi.valid && it->err.code == WC_OK;
+}
+
+static const wc_cell *
+sst_iter_cell(const wc_iter *base)
+{
+	return &((const sst_iter *) base)->bi.cell;
+}
+
+static int
+sst_iter_status(const wc_iter *base, wc_err *err)
+{
+	const sst_iter *it = (const sst_iter *) base;
+
+	if (it->err.code != WC_OK && err != NULL && err->code == WC_OK)
+		*err = it->err;
+	return it->err.code;
+}
+
+static void
+iter_release(sst_iter *it)
+{
+	wc_block_iter_free(&it->bi);
+	free(it->rb.raw);
+	free(it->rb.plain);
+}
+
+static void
+sst_iter_close(wc_iter *base)
+{
+	sst_iter   *it = (sst_iter *) base;
+
+	iter_release(it);
+	wc_sst_unref(it->sst);
+	free(it);
+}
+
+static const wc_iter_ops sst_iter_ops = {
+	sst_iter_seek_first,
+	sst_iter_seek,
+	sst_iter_next,
+	sst_iter_valid,
+	sst_iter_cell,
+	sst_iter_status,
+	sst_iter_close
+};
+
+static void
+iter_setup(sst_iter *it, wc_sst *s, wc_scan_stats *stats)
+{
+	memset(it, 0, sizeof(*it));
+	it->base.ops = &sst_iter_ops;
+	it->sst = s;
+	it->stats = stats;
+	it->blk = UINT32_MAX;
+	wc_block_iter_init(&it->bi);
+	wc_err_clear(&it->err);
+}
+
+wc_iter *
+wc_sst_iter_new(wc_sst *s, wc_scan_stats *stats)
+{
+	sst_iter   *it = malloc(sizeof(*it));
+
+	if (it == NULL)
+		return NULL;
+	iter_setup(it, s, stats);
+	wc_sst_ref(s);
+	return &it->base;
+}
+
+/* ---------------------------------------------------------------- verify */
+
+static int
+verify_fail(wc_sst *s, const char *why, wc_err *err)
+{
+	return wc_err_set(err, WC_CORRUPT, "sorted file %s fails verification: %s",
+					  s->file.name, why);
+}
+
+int
+wc_sst_verify(wc_sst *s, wc_err *err)
+{
+	sst_iter	it;
+	wc_sst_props got = {0};
+	uint8_t    *prev_row = NULL,
+			   *prev_qual = NULL;
+	uint32_t	prev_row_cap = 0,
+				prev_qual_cap = 0;
+	wc_cell		prev = {0};
+	int			rc = WC_OK;
+
+	iter_setup(&it, s, NULL);
+	got.ts_min = INT64_MAX;
+	got.ts_max = INT64_MIN;
+	got.seq_min = UINT64_MAX;
+	for (uint32_t i = 0; i < s->nblocks && rc == WC_OK; i++)
+	{
+		if (!load_block(&it, i))
+			break;
+		for (wc_block_iter_seek_first(&it.bi); it.bi.valid; wc_block_iter_next(&it.bi))
+		{
+			const wc_cell *c = &it.bi.cell;
+			bool		new_row = got.cells == 0 ||
+				wc_row_cmp(prev.row, prev.row_len, c->row, c->row_len) != 0;
+
+			if (got.cells > 0 && wc_cell_cmp(&prev, c) >= 0)
+			{
+				rc = verify_fail(s, "entries out of order", err);
+				break;
+			}
+			if (got.cells == 0 && wc_row_cmp(c->row, c->row_len, s->props.row_min,
+											 s->props.row_min_len) != 0)
+			{
+				rc = verify_fail(s, "first rowkey differs from the recorded smallest", err);
+				break;
+			}
+			got.cells++;
+			got.distinct_rows += new_row;
+			got.raw_bytes += (uint64_t) c->row_len + c->qual_len + c->val_len + 16;
+			got.tombstones += c->type != WC_TYPE_PUT;
+			if (c->type == WC_TYPE_DEL_COLUMN || c->type == WC_TYPE_DEL_FAMILY)
+				got.range_tombstones++;
+			else
+			{
+				got.ts_min = c->ts < got.ts_min ? c->ts : got.ts_min;
+				got.ts_max = c->ts > got.ts_max ? c->ts : got.ts_max;
+			}
+			got.seq_min = c->seq < got.seq_min ? c->seq : got.seq_min;
+			got.seq_max = c->seq > got.seq_max ? c->seq : got.seq_max;
+
+			/* keep a copy: the next entry may overwrite the iterator's buffers */
+			if (c->row_len > prev_row_cap || c->qual_len > prev_qual_cap || prev_row == NULL ||
+				prev_qual == NULL)
+			{
+				free(prev_row);
+				free(prev_qual);
+				prev_row_cap = c->row_len > prev_row_cap ? c->row_len : prev_row_cap;
+				prev_qual_cap = c->qual_len > prev_qual_cap ? c->qual_len : prev_qual_cap;
+				prev_row = malloc(prev_row_cap + 1);
+				prev_qual = malloc(prev_qual_cap + 1);
+				if (prev_row == NULL || prev_qual == NULL)
+				{
+					rc = wc_err_set(err, WC_NOMEM, "out of memory verifying %s", s->file.name);
+					break;
+				}
+			}
+			memcpy(prev_row, c->row, c->row_len);
+			memcpy(prev_qual, c->qual, c->qual_len);
+			prev = *c;
+			prev.row = prev_row;
+			prev.qual = prev_qual;
+		}
+		if (rc != WC_OK)
+			break;
+		if (it.bi.status != WC_OK)
+		{
+			block_error(&it);
+			break;
+		}
+		if (got.cells == 0 || wc_cell_cmp(&prev, &s->index[i].key) != 0)
+			rc = verify_fail(s, "a block's last key differs from its index entry", err);
+	}
+	if (rc == WC_OK && it.err.code != WC_OK)
+		rc = sst_iter_status(&it.base, err);
+	if (rc == WC_OK)
+	{
+		const wc_sst_props *p = &s->props;
+
+		if (got.cells == 0)
+			got.seq_min = 0;
+		if (got.cells != p->cells || got.tombstones != p->tombstones ||
+			got.range_tombstones != p->range_tombstones ||
+			got.distinct_rows != p->distinct_rows || got.raw_bytes != p->raw_bytes ||
+			got.ts_min != p->ts_min || got.ts_max != p->ts_max ||
+			got.seq_min != p->seq_min || got.seq_max != p->seq_max)
+			rc = verify_fail(s, "recorded properties differ from the entries", err);
+	}
+	free(prev_row);
+	free(prev_qual);
+	iter_release(&it);
+	return rc;
+}

@@ -1,0 +1,629 @@
+/*
+ * test_db.c -- the store as a whole, in one process: the webtable example, delete
+ * and retention rules, ranges and filters, pending overlays, truncate, and a
+ * model-based random test that compares every scan with a brute-force reference
+ * of DESIGN.md's visibility rules across flushes, compactions and reopens.
+ */
+#include <inttypes.h>
+
+#include "testutil.h"
+#include "../cell.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static wc_family_opts fams3[] = {
+	{"anchor", 3, 0, WC_COMPRESS_LZ4},
+	{"contents", 3, 0, WC_COMPRESS_LZ4},
+	{"people", 3, 0, WC_COMPRESS_NONE},
+};
+
+static wc_db *
+open_db(const char *dir, wc_family_opts *fams, int n, size_t switch_bytes)
+{
+	wc_open_opts o;
+	wc_db	   *db = NULL;
+	wc_err		err;
+	int			rc;
+
+	memset(&o, 0, sizeof(o));
+	o.families = fams;
+	o.nfamilies = n;
+	o.create_if_missing = true;
+	o.log_switch_bytes = switch_bytes;
+	o.block_bytes = 512;
+	wc_err_clear(&err);
+	rc = wc_db_open(dir, &o, &db, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		exit(1);
+	return db;
+}
+
+static void
+put(wc_batch *b, const char *fam, const char *row, const char *qual, int64_t ts, const char *val)
+{
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_batch_put(b, fam, strlen(fam), row, strlen(row), qual, strlen(qual), ts,
+						  val, strlen(val), &err), &err);
+}
+
+static void
+write_batch(wc_db *db, wc_batch *b)
+{
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_write(db, &b, 1, 0, false, &err), &err);
+	wc_batch_clear(b);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+}
+
+/* Scans with opts and renders every cell as "row/fam:qual@ts=val;" into out. */
+static void
+render(wc_db *db, const wc_scan_opts *opts, char *out, size_t size)
+{
+	wc_scan    *s = NULL;
+	wc_cell_view c;
+	wc_err		err;
+	size_t		used = 0;
+	int			rc;
+
+	out[0] = '\0';
+	wc_err_clear(&err);
+	rc = wc_scan_open(db, opts, &s, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		return;
+	while ((rc = wc_scan_next(s, &c, &err)) == 1)
+		used += snprintf(out + used, size > used ? size - used : 0, "%.*s/%.*s:%.*s@%" PRId64 "=%.*s;",
+						 (int) c.row_len, c.row, (int) c.family_len, c.family,
+						 (int) c.qual_len, c.qual, c.ts, (int) c.val_len, c.val);
+	CHECK(rc == 0, "scan ended with %d: %s", rc, err.msg);
+	wc_scan_close(s);
+}
+
+#define EXPECT_SCAN(db, opts, want) do { \
+	char got_[8192]; render((db), (opts), got_, sizeof(got_)); \
+	CHECK(strcmp(got_, (want)) == 0, "\n  got:  %s\n  want: %s", got_, (want)); \
+} while (0)
+
+/* ---------------------------------------------------------------- webtable */
+
+static void
+test_webtable(void)
+{
+	char	   *dir = test_tmpdir("webtable");
+	wc_db	   *db = open_db(dir, fams3, 3, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts o;
+	wc_slice	fam_contents = {(const uint8_t *) "contents", 8};
+	wc_slice	html = {(const uint8_t *) "html", 4};
+	wc_key_range r;
+	wc_err		err;
+	const char *all =
+		"com.cnn.www/anchor:cnnsi.com@9=CNN;com.cnn.www/anchor:my.look.ca@8=CNN.com;"
+		"com.cnn.www/contents:html@6=<html>6;com.cnn.www/contents:html@5=<html>5;"
+		"com.cnn.www/contents:html@3=<html>3;"
+		"com.example.www/contents:html@5=<p>ex;com.example.www/people:author@5=John Doe;";
+
+	put(b, "contents", "com.cnn.www", "html", 3, "<html>3");
+	put(b, "contents", "com.cnn.www", "html", 5, "<html>5");
+	put(b, "contents", "com.cnn.www", "html", 6, "<html>6");
+	put(b, "anchor", "com.cnn.www", "cnnsi.com", 9, "CNN");
+	put(b, "anchor", "com.cnn.www", "my.look.ca", 8, "CNN.com");
+	put(b, "contents", "com.example.www", "html", 5, "<p>ex");
+	put(b, "people", "com.example.www", "author", 5, "John Doe");
+	write_batch(db, b);
+
+	wc_scan_opts_init(&o);
+	EXPECT_SCAN(db, &o, all);
+
+	/* contents:html at exactly t8: nothing */
+	o.families = &fam_contents;
+	o.nfamilies = 1;
+	o.quals = &html;
+	o.nquals = 1;
+	o.ts_min = 8;
+	o.ts_max = 8;
+	EXPECT_SCAN(db, &o, "");
+
+	/* the row with no timestamp, newest version of each column: max 1 via range */
+	wc_scan_opts_init(&o);
+	memset(&r, 0, sizeof(r));
+	r.start = (const uint8_t *) "com.cnn.www";
+	r.start_len = 11;
+	r.start_bound = WC_INCLUSIVE;
+	r.stop = r.start;
+	r.stop_len = r.start_len;
+	r.stop_bound = WC_INCLUSIVE;
+	o.ranges = &r;
+	o.nranges = 1;
+	o.ts_min = 5;
+	EXPECT_SCAN(db, &o, "com.cnn.www/anchor:cnnsi.com@9=CNN;com.cnn.www/anchor:my.look.ca@8=CNN.com;"
+				"com.cnn.www/contents:html@6=<html>6;com.cnn.www/contents:html@5=<html>5;");
+
+	/* prefix scan [com.e, com.f) */
+	r.start = (const uint8_t *) "com.e";
+	r.start_len = 5;
+	r.stop = (const uint8_t *) "com.f";
+	r.stop_len = 5;
+	r.stop_bound = WC_EXCLUSIVE;
+	o.ts_min = INT64_MIN;
+	EXPECT_SCAN(db, &o, "com.example.www/contents:html@5=<p>ex;com.example.www/people:author@5=John Doe;");
+
+	/* the same after a flush, after a compaction, after reopening */
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	wc_scan_opts_init(&o);
+	EXPECT_SCAN(db, &o, all);
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	EXPECT_SCAN(db, &o, all);
+	wc_db_close(db);
+	db = open_db(dir, fams3, 3, 0);
+	EXPECT_SCAN(db, &o, all);
+	{
+		wc_file_info *files;
+		int			n;
+
+		CHECK_OK(wc_db_files(db, &files, &n, &err), &err);
+		CHECK(n == 3, "one file per family after compaction, got %d", n);
+		for (int i = 0; i < n; i++)
+			CHECK(files[i].level == 1 && files[i].cells > 0, "file %s level %d", files[i].name, files[i].level);
+		wc_file_info_free(files, n);
+	}
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/* ---------------------------------------------------------------- deletes, retention */
+
+static void
+test_deletes_and_retention(void)
+{
+	char	   *dir = test_tmpdir("deletes");
+	wc_family_opts f2[] = {{"f", 2, 0, WC_COMPRESS_LZ4}, {"g", 0, 0, WC_COMPRESS_LZ4}};
+	wc_db	   *db = open_db(dir, f2, 2, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts o;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	wc_scan_opts_init(&o);
+	put(b, "f", "r", "q", 1, "v1");
+	put(b, "f", "r", "q", 2, "v2");
+	put(b, "f", "r", "q", 3, "v3");
+	write_batch(db, b);
+	EXPECT_SCAN(db, &o, "r/f:q@3=v3;r/f:q@2=v2;");
+
+	/* deleting the newest version keeps its place: v1 does not come back */
+	CHECK_OK(wc_batch_delete_version(b, "f", 1, "r", 1, "q", 1, 3, &err), &err);
+	write_batch(db, b);
+	EXPECT_SCAN(db, &o, "r/f:q@2=v2;");
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	EXPECT_SCAN(db, &o, "r/f:q@2=v2;");
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	EXPECT_SCAN(db, &o, "r/f:q@2=v2;");
+
+	/* a put after a delete is visible again (same ts) */
+	put(b, "f", "r", "q", 3, "v3b");
+	write_batch(db, b);
+	EXPECT_SCAN(db, &o, "r/f:q@3=v3b;r/f:q@2=v2;");
+
+	/* same (row, fam, qual, ts) twice: the later write wins */
+	put(b, "f", "r", "q", 3, "x");
+	put(b, "f", "r", "q", 3, "y");
+	write_batch(db, b);
+	EXPECT_SCAN(db, &o, "r/f:q@3=y;r/f:q@2=v2;");
+
+	/* column delete, then an older-ts put written later is visible */
+	CHECK_OK(wc_batch_delete_column(b, "f", 1, "r", 1, "q", 1, &err), &err);
+	write_batch(db, b);
+	EXPECT_SCAN(db, &o, "");
+	put(b, "f", "r", "q", 1, "after");
+	write_batch(db, b);
+	EXPECT_SCAN(db, &o, "r/f:q@1=after;");
+
+	/* family and row deletes */
+	put(b, "g", "r", "a", 10, "ga");
+	put(b, "g", "r", "b", 10, "gb");
+	put(b, "g", "s", "a", 10, "sa");
+	write_batch(db, b);
+	CHECK_OK(wc_batch_delete_family(b, "g", 1, "r", 1, &err), &err);
+	write_batch(db, b);
+	EXPECT_SCAN(db, &o, "r/f:q@1=after;s/g:a@10=sa;");
+	CHECK_OK(wc_batch_delete_row(b, f2, 2, "s", 1, &err), &err);
+	write_batch(db, b);
+	EXPECT_SCAN(db, &o, "r/f:q@1=after;");
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	EXPECT_SCAN(db, &o, "r/f:q@1=after;");
+
+	/* ttl through now_ms: family g keeps everything, ttl on f */
+	{
+		wc_family_opts f3[] = {{"f", 0, 100, WC_COMPRESS_LZ4}, {"g", 0, 0, WC_COMPRESS_LZ4}};
+
+		CHECK_OK(wc_db_set_families(db, f3, 2, &err), &err);
+		put(b, "f", "t", "q", 1000, "new");
+		put(b, "f", "t", "q", 800, "old");
+		write_batch(db, b);
+		o.now_ms = 1050;
+		EXPECT_SCAN(db, &o, "t/f:q@1000=new;");
+		o.now_ms = 1200;
+		EXPECT_SCAN(db, &o, "");
+		o.now_ms = 0;
+	}
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/* ---------------------------------------------------------------- overlay, truncate */
+
+static void
+test_pending_and_truncate(void)
+{
+	char	   *dir = test_tmpdir("pending");
+	wc_family_opts f1[] = {{"f", 0, 0, WC_COMPRESS_LZ4}};
+	wc_db	   *db = open_db(dir, f1, 1, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_batch   *mine = wc_batch_new();
+	wc_scan_opts o;
+	wc_scan    *s;
+	wc_cell_view c;
+	wc_err		err;
+	int			n = 0;
+
+	wc_err_clear(&err);
+	put(b, "f", "a", "q", 1, "committed");
+	write_batch(db, b);
+	put(mine, "f", "b", "q", 1, "pending");
+	CHECK_OK(wc_batch_delete_version(mine, "f", 1, "a", 1, "q", 1, 1, &err), &err);
+	wc_scan_opts_init(&o);
+	EXPECT_SCAN(db, &o, "a/f:q@1=committed;");
+	o.pending = &mine;
+	o.npending = 1;
+	EXPECT_SCAN(db, &o, "b/f:q@1=pending;");
+
+	/* entries added to the pending batch after the scan opened stay invisible */
+	CHECK_OK(wc_scan_open(db, &o, &s, &err), &err);
+	put(mine, "f", "c", "q", 1, "later");
+	while (wc_scan_next(s, &c, &err) == 1)
+		n++;
+	wc_scan_close(s);
+	CHECK(n == 1, "scan saw %d cells, want 1", n);
+	EXPECT_SCAN(db, &o, "b/f:q@1=pending;c/f:q@1=later;");
+
+	/* a pending truncate hides everything before it */
+	CHECK_OK(wc_batch_truncate(mine, &err), &err);
+	put(mine, "f", "d", "q", 1, "after-truncate");
+	EXPECT_SCAN(db, &o, "d/f:q@1=after-truncate;");
+	/* written: the same */
+	CHECK_OK(wc_db_write(db, &mine, 1, 0, true, &err), &err);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	wc_scan_opts_init(&o);
+	EXPECT_SCAN(db, &o, "d/f:q@1=after-truncate;");
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	EXPECT_SCAN(db, &o, "d/f:q@1=after-truncate;");
+	wc_db_close(db);
+	db = open_db(dir, f1, 1, 0);
+	EXPECT_SCAN(db, &o, "d/f:q@1=after-truncate;");
+	wc_batch_free(b);
+	wc_batch_free(mine);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/* ---------------------------------------------------------------- the model test */
+
+typedef struct mentry
+{
+	int			fam;
+	char		row[8];
+	char		qual[4];
+	int64_t		ts;
+	uint64_t	seq;
+	uint8_t		type;
+	char		val[12];
+} mentry;
+
+static mentry *model;
+static int	nmodel,
+			capmodel;
+static uint64_t model_seq,
+			model_trunc;
+
+static const char *mfam[] = {"a", "b", "c"};
+
+static void
+model_add(int fam, const char *row, const char *qual, int64_t ts, uint8_t type, const char *val)
+{
+	mentry	   *e;
+
+	if (nmodel == capmodel)
+	{
+		capmodel = capmodel ? capmodel * 2 : 1024;
+		model = realloc(model, sizeof(mentry) * capmodel);
+	}
+	e = &model[nmodel++];
+	memset(e, 0, sizeof(*e));
+	e->fam = fam;
+	snprintf(e->row, sizeof(e->row), "%s", row);
+	snprintf(e->qual, sizeof(e->qual), "%s", qual);
+	e->ts = ts;
+	e->seq = ++model_seq;
+	e->type = type;
+	snprintf(e->val, sizeof(e->val), "%s", val);
+}
+
+static int
+cmp_out(const void *pa, const void *pb)
+{
+	const mentry *a = *(const mentry *const *) pa;
+	const mentry *b = *(const mentry *const *) pb;
+	int			r = strcmp(a->row, b->row);
+
+	if (r)
+		return r;
+	if (a->fam != b->fam)
+		return a->fam - b->fam;
+	r = strcmp(a->qual, b->qual);
+	if (r)
+		return r;
+	return a->ts > b->ts ? -1 : a->ts < b->ts ? 1 : 0;
+}
+
+/* The reference: visibility by brute force, straight from DESIGN.md. */
+static void
+model_render(const uint32_t *maxv, int fam_mask, const char *lo, const char *hi,
+			 int64_t ts_min, int64_t ts_max, const char *qual_only, char *out, size_t size)
+{
+	mentry	  **vis = malloc(sizeof(mentry *) * (nmodel + 1));
+	int			nvis = 0;
+	size_t		used = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < nmodel; i++)
+	{
+		mentry	   *e = &model[i];
+		uint64_t	mask = model_trunc;
+		int			newer_slots = 0;
+		bool		newest_for_ts = true;
+
+		if (e->type != WC_TYPE_PUT || e->seq < model_trunc || !(fam_mask & (1 << e->fam)))
+			continue;
+		if ((lo && strcmp(e->row, lo) < 0) || (hi && strcmp(e->row, hi) >= 0))
+			continue;
+		if (qual_only && strcmp(e->qual, qual_only) != 0)
+			continue;
+		for (int j = 0; j < nmodel; j++)
+		{
+			mentry	   *t = &model[j];
+
+			if (t->fam != e->fam || strcmp(t->row, e->row) != 0 || t->seq < model_trunc)
+				continue;
+			if (t->type == WC_TYPE_DEL_FAMILY && t->seq > mask)
+				mask = t->seq;
+			if (t->type == WC_TYPE_DEL_COLUMN && strcmp(t->qual, e->qual) == 0 && t->seq > mask)
+				mask = t->seq;
+		}
+		if (e->seq <= mask)
+			continue;
+		/* slots: distinct ts of unmasked PUT/DEL_VERSION entries newer than e->ts */
+		for (int j = 0; j < nmodel; j++)
+		{
+			mentry	   *t = &model[j];
+			bool		dup = false;
+
+			if (t->fam != e->fam || strcmp(t->row, e->row) != 0 || strcmp(t->qual, e->qual) != 0 ||
+				(t->type != WC_TYPE_PUT && t->type != WC_TYPE_DEL_VERSION) || t->seq <= mask)
+				continue;
+			if (t->ts == e->ts && t->seq > e->seq)
+				newest_for_ts = false;
+			if (t->ts <= e->ts)
+				continue;
+			for (int k = 0; k < j; k++)
+			{
+				mentry	   *u = &model[k];
+
+				if (u->fam == t->fam && strcmp(u->row, t->row) == 0 && strcmp(u->qual, t->qual) == 0 &&
+					(u->type == WC_TYPE_PUT || u->type == WC_TYPE_DEL_VERSION) && u->seq > mask &&
+					u->ts == t->ts)
+					dup = true;
+			}
+			if (!dup)
+				newer_slots++;
+		}
+		if (!newest_for_ts)
+			continue;
+		if (maxv[e->fam] != 0 && (uint32_t) newer_slots >= maxv[e->fam])
+			continue;
+		if (e->ts < ts_min || e->ts > ts_max)
+			continue;
+		vis[nvis++] = e;
+	}
+	qsort(vis, nvis, sizeof(mentry *), cmp_out);
+	for (int i = 0; i < nvis; i++)
+		used += snprintf(out + used, size > used ? size - used : 0, "%s/%s:%s@%" PRId64 "=%s;",
+						 vis[i]->row, mfam[vis[i]->fam], vis[i]->qual, vis[i]->ts, vis[i]->val);
+	free(vis);
+}
+
+static void
+test_model(void)
+{
+	char	   *dir = test_tmpdir("model");
+	wc_family_opts fo[] = {{"a", 2, 0, WC_COMPRESS_LZ4}, {"b", 0, 0, WC_COMPRESS_NONE},
+	{"c", 1, 0, WC_COMPRESS_LZ4}};
+	uint32_t	maxv[] = {2, 0, 1};
+	wc_db	   *db = open_db(dir, fo, 3, 4096);
+	wc_batch   *b = wc_batch_new();
+	uint64_t	rng = 12345;
+	size_t		bufsize = 1 << 20;
+	char	   *got = malloc(bufsize),
+			   *want = malloc(bufsize);
+	int			mismatches = 0,
+				compared = 0;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	for (int round = 0; round < 60; round++)
+	{
+		int			nops = 1 + (int) (test_rand(&rng) % 40);
+
+		if (round == 30)
+		{
+			CHECK_OK(wc_batch_truncate(b, &err), &err);
+			model_trunc = ++model_seq;
+		}
+
+		for (int i = 0; i < nops; i++)
+		{
+			int			fam = (int) (test_rand(&rng) % 3);
+			char		row[8],
+						qual[4],
+						val[12];
+			int64_t		ts = (int64_t) (test_rand(&rng) % 6);
+			int			kind = (int) (test_rand(&rng) % 100);
+
+			snprintf(row, sizeof(row), "r%02d", (int) (test_rand(&rng) % 25));
+			snprintf(qual, sizeof(qual), "q%d", (int) (test_rand(&rng) % 4));
+			snprintf(val, sizeof(val), "v%d_%d", round, i);
+			if (kind < 70)
+			{
+				CHECK_OK(wc_batch_put(b, mfam[fam], 1, row, strlen(row), qual, strlen(qual), ts,
+									  val, strlen(val), &err), &err);
+				model_add(fam, row, qual, ts, WC_TYPE_PUT, val);
+			}
+			else if (kind < 85)
+			{
+				CHECK_OK(wc_batch_delete_version(b, mfam[fam], 1, row, strlen(row), qual,
+												 strlen(qual), ts, &err), &err);
+				model_add(fam, row, qual, ts, WC_TYPE_DEL_VERSION, "");
+			}
+			else if (kind < 93)
+			{
+				CHECK_OK(wc_batch_delete_column(b, mfam[fam], 1, row, strlen(row), qual,
+												strlen(qual), &err), &err);
+				model_add(fam, row, qual, INT64_MAX, WC_TYPE_DEL_COLUMN, "");
+			}
+			else if (kind < 99)
+			{
+				CHECK_OK(wc_batch_delete_family(b, mfam[fam], 1, row, strlen(row), &err), &err);
+				model_add(fam, row, "", INT64_MAX, WC_TYPE_DEL_FAMILY, "");
+			}
+		}
+		CHECK_OK(wc_db_write(db, &b, 1, 0, false, &err), &err);
+		wc_batch_clear(b);
+		CHECK_OK(wc_db_refresh(db, &err), &err);
+
+		switch (test_rand(&rng) % 8)
+		{
+			case 0:
+				CHECK_OK(wc_db_flush(db, &err), &err);
+				break;
+			case 1:
+				CHECK_OK(wc_db_compact(db, &err), &err);
+				break;
+			case 2:
+				CHECK_OK(wc_db_maintain(db, &err), &err);
+				break;
+			case 3:
+				wc_db_close(db);
+				db = open_db(dir, fo, 3, 4096);
+				break;
+			default:
+				break;
+		}
+
+		for (int q = 0; q < 8; q++)
+		{
+			wc_scan_opts o;
+			wc_key_range r;
+			wc_slice	famsl[3],
+						qsl;
+			char		lo[8],
+						hi[8],
+						qual[4];
+			int			fam_mask = 7;
+			int64_t		ts_min = INT64_MIN,
+						ts_max = INT64_MAX;
+			const char *qual_only = NULL;
+			bool		use_range = test_rand(&rng) % 2;
+
+			wc_scan_opts_init(&o);
+			if (use_range)
+			{
+				int			a = (int) (test_rand(&rng) % 26),
+							z = a + (int) (test_rand(&rng) % 10);
+
+				snprintf(lo, sizeof(lo), "r%02d", a);
+				snprintf(hi, sizeof(hi), "r%02d", z);
+				memset(&r, 0, sizeof(r));
+				r.start = (const uint8_t *) lo;
+				r.start_len = strlen(lo);
+				r.start_bound = WC_INCLUSIVE;
+				r.stop = (const uint8_t *) hi;
+				r.stop_len = strlen(hi);
+				r.stop_bound = WC_EXCLUSIVE;
+				o.ranges = &r;
+				o.nranges = 1;
+			}
+			if (test_rand(&rng) % 3 == 0)
+			{
+				int			f = (int) (test_rand(&rng) % 3);
+
+				fam_mask = 1 << f;
+				famsl[0].data = (const uint8_t *) mfam[f];
+				famsl[0].len = 1;
+				o.families = famsl;
+				o.nfamilies = 1;
+			}
+			if (test_rand(&rng) % 3 == 0)
+			{
+				ts_min = (int64_t) (test_rand(&rng) % 4);
+				ts_max = ts_min + (int64_t) (test_rand(&rng) % 3);
+				o.ts_min = ts_min;
+				o.ts_max = ts_max;
+			}
+			if (test_rand(&rng) % 4 == 0)
+			{
+				snprintf(qual, sizeof(qual), "q%d", (int) (test_rand(&rng) % 4));
+				qsl.data = (const uint8_t *) qual;
+				qsl.len = strlen(qual);
+				o.quals = &qsl;
+				o.nquals = 1;
+				qual_only = qual;
+			}
+			render(db, &o, got, bufsize);
+			model_render(maxv, fam_mask, use_range ? lo : NULL, use_range ? hi : NULL,
+						 ts_min, ts_max, qual_only, want, bufsize);
+			compared++;
+			if (strcmp(got, want) != 0)
+			{
+				if (mismatches++ < 3)
+					fprintf(stderr, "model mismatch in round %d query %d\n  got:  %.600s\n  want: %.600s\n",
+							round, q, got, want);
+			}
+		}
+	}
+	CHECK(mismatches == 0, "%d of %d scans differ from the model", mismatches, compared);
+	free(got);
+	free(want);
+	free(model);
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+int
+main(void)
+{
+	t_name = "test_db";
+	test_webtable();
+	test_deletes_and_retention();
+	test_pending_and_truncate();
+	test_model();
+	TEST_DONE();
+}

@@ -1,0 +1,591 @@
+/*
+ * test_log.c -- log framing: round trip, incremental reads, recovery from a cut at
+ * every offset, corruption of every byte, and a reader racing a writer process.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "coding.h"
+#include "env.h"
+#include "log.h"
+#include "testutil.h"
+
+#define REC_HDR 9
+
+/* Deterministic payload bytes for record (seed, len). */
+static void
+fill_payload(uint8_t *buf, size_t len, uint64_t seed)
+{
+	uint64_t	s = seed * 0x9E3779B97F4A7C15ull + 1;
+
+	for (size_t i = 0; i < len; i++)
+	{
+		if ((i & 7) == 0)
+			(void) test_rand(&s);
+		buf[i] = (uint8_t) (s >> ((i & 7) * 8));
+	}
+}
+
+static bool
+payload_ok(const uint8_t *p, size_t len, size_t want_len, uint64_t seed)
+{
+	uint8_t    *want;
+	bool		ok;
+
+	if (len != want_len)
+		return false;
+	want = malloc(want_len ? want_len : 1);
+	fill_payload(want, want_len, seed);
+	ok = memcmp(p, want, want_len) == 0;
+	free(want);
+	return ok;
+}
+
+static uint64_t
+file_bytes(wc_file *f)
+{
+	uint64_t	size = 0;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	if (wc_file_size(f, &size, &err) != WC_OK)
+		return UINT64_MAX;
+	return size;
+}
+
+/* Appends record (seed, len) at *end. */
+static int
+append_rec(wc_file *f, uint64_t *end, uint64_t seed, size_t len, wc_err *err)
+{
+	uint8_t    *buf = malloc(len ? len : 1);
+	int			rc;
+
+	fill_payload(buf, len, seed);
+	rc = wc_log_append(f, *end, buf, len, end, err);
+	free(buf);
+	return rc;
+}
+
+/* Round trip of many records, and reading only what was appended since. */
+static void
+test_roundtrip(void)
+{
+	char	   *dir = test_tmpdir("log");
+	wc_file		f;
+	wc_err		err;
+	uint64_t	number = 0,
+				end = WC_LOG_HEADER_SIZE,
+				rs = 42;
+	size_t		sizes[80];
+	uint64_t	ends[80];
+	wc_log_reader *r;
+	const uint8_t *payload;
+	size_t		len;
+	uint64_t	rend;
+	int			n = 0,
+				rc;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_log_create(dir, "000007.log", 7, &err), &err);
+	wc_err_clear(&err);
+	CHECK(wc_log_create(dir, "000007.log", 7, &err) != WC_OK, "create over an existing log");
+	wc_err_clear(&err);
+	CHECK_OK(wc_file_open(dir, "000007.log", WC_OPEN_RDWR, &f, &err), &err);
+	CHECK(file_bytes(&f) == WC_LOG_HEADER_SIZE, "new log is only a header");
+	CHECK_OK(wc_log_check_header(&f, &number, &err), &err);
+	CHECK(number == 7, "number %llu", (unsigned long long) number);
+
+	for (int i = 0; i < 60; i++)
+	{
+		size_t		sz;
+
+		if (i == 0 || i == 17)
+			sz = 0;
+		else if (i == 5)
+			sz = (2u << 20) + 13;	/* > 1 MiB */
+		else if (i == 30)
+			sz = 1u << 20;
+		else
+			sz = (size_t) (test_rand(&rs) % (i % 3 == 0 ? 70000 : 300));
+		sizes[i] = sz;
+		CHECK_OK(append_rec(&f, &end, (uint64_t) i, sz, &err), &err);
+		ends[i] = end;
+	}
+	n = 60;
+	CHECK(file_bytes(&f) == end, "file size matches the last end");
+
+	r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+	CHECK(r != NULL, "reader");
+	for (int i = 0; i < n; i++)
+	{
+		rc = wc_log_read(r, &payload, &len, &rend, &err);
+		CHECK(rc == 1, "record %d: rc=%d %s", i, rc, err.msg);
+		if (rc != 1)
+			break;
+		CHECK(payload_ok(payload, len, sizes[i], (uint64_t) i), "record %d payload (len %zu, want %zu)",
+			  i, len, sizes[i]);
+		CHECK(rend == ends[i], "record %d end %llu want %llu", i,
+			  (unsigned long long) rend, (unsigned long long) ends[i]);
+	}
+	rc = wc_log_read(r, &payload, &len, &rend, &err);
+	CHECK(rc == 0, "end of log: rc=%d %s", rc, err.msg);
+	rc = wc_log_read(r, &payload, &len, &rend, &err);
+	CHECK(rc == 0, "end of log again: rc=%d %s", rc, err.msg);
+	CHECK(wc_log_reader_offset(r) == end, "reader offset at the end");
+
+	/* more appends: only the new ones are returned */
+	for (int i = 60; i < 80; i++)
+	{
+		sizes[i] = (size_t) (test_rand(&rs) % 1000);
+		CHECK_OK(append_rec(&f, &end, (uint64_t) i, sizes[i], &err), &err);
+		ends[i] = end;
+		if (i % 7 == 0)
+		{
+			rc = wc_log_read(r, &payload, &len, &rend, &err);
+			CHECK(rc == 1 && payload_ok(payload, len, sizes[n], (uint64_t) n) && rend == ends[n],
+				  "interleaved record %d: rc=%d", n, rc);
+			n++;
+		}
+	}
+	while ((rc = wc_log_read(r, &payload, &len, &rend, &err)) == 1)
+	{
+		CHECK(n < 80 && payload_ok(payload, len, sizes[n], (uint64_t) n) && rend == ends[n],
+			  "new record %d", n);
+		n++;
+	}
+	CHECK(rc == 0, "end after new records: rc=%d %s", rc, err.msg);
+	CHECK(n == 80, "read %d of 80 records", n);
+
+	/* a reader starting in the middle */
+	wc_log_reader_free(r);
+	r = wc_log_reader_new(&f, ends[69]);
+	rc = wc_log_read(r, &payload, &len, &rend, &err);
+	CHECK(rc == 1 && payload_ok(payload, len, sizes[70], 70) && rend == ends[70], "read from the middle");
+	wc_log_reader_free(r);
+
+	/* nothing to repair */
+	CHECK_OK(wc_log_repair_tail(&f, end, &err), &err);
+	CHECK(file_bytes(&f) == end, "repair of a clean log keeps it");
+
+	wc_file_close(&f);
+	test_rmdir(dir);
+	free(dir);
+}
+
+/* Reads a whole file into memory. */
+static uint8_t *
+slurp(wc_file *f, size_t *len)
+{
+	uint64_t	size = file_bytes(f);
+	uint8_t    *buf = malloc(size ? size : 1);
+	wc_err		err;
+
+	wc_err_clear(&err);
+	if (wc_file_pread(f, buf, size, 0, &err) != WC_OK)
+	{
+		fprintf(stderr, "%s\n", err.msg);
+		exit(2);
+	}
+	*len = size;
+	return buf;
+}
+
+/* Replaces dir/name's contents with img[0..len-1]. */
+static void
+put_image(const char *dir, const char *name, const uint8_t *img, size_t len, wc_file *f)
+{
+	wc_err		err;
+
+	wc_err_clear(&err);
+	if (wc_file_open(dir, name, WC_OPEN_CREATE, f, &err) != WC_OK ||
+		(len > 0 && wc_file_pwrite(f, img, len, 0, &err) != WC_OK))
+	{
+		fprintf(stderr, "%s\n", err.msg);
+		exit(2);
+	}
+}
+
+/* Builds a log of nrec records of the given sizes; returns its image and ends. */
+static uint8_t *
+make_log(const char *dir, const size_t *sizes, int nrec, uint64_t *ends, size_t *img_len)
+{
+	wc_file		f;
+	wc_err		err;
+	uint64_t	end = WC_LOG_HEADER_SIZE;
+	uint8_t    *img;
+
+	wc_err_clear(&err);
+	(void) wc_env_unlink(dir, "000001.log", &err);
+	CHECK_OK(wc_log_create(dir, "000001.log", 1, &err), &err);
+	CHECK_OK(wc_file_open(dir, "000001.log", WC_OPEN_RDWR, &f, &err), &err);
+	for (int i = 0; i < nrec; i++)
+	{
+		CHECK_OK(append_rec(&f, &end, (uint64_t) i + 100, sizes[i], &err), &err);
+		ends[i] = end;
+	}
+	img = slurp(&f, img_len);
+	wc_file_close(&f);
+	return img;
+}
+
+/* Cut the log at every offset: the reader sees exactly the whole records before it. */
+static void
+test_recovery(void)
+{
+	char	   *dir = test_tmpdir("logcut");
+	const size_t sizes[] = {0, 10, 300, 37, 1};
+	const int	nrec = 5;
+	uint64_t	ends[5];
+	size_t		img_len;
+	uint8_t    *img = make_log(dir, sizes, nrec, ends, &img_len);
+	int			bad = 0;
+
+	for (size_t cut = img_len;; cut--)
+	{
+		wc_file		f;
+		wc_err		err;
+		wc_log_reader *r;
+		const uint8_t *payload;
+		size_t		len;
+		uint64_t	rend,
+					number,
+					valid_end = WC_LOG_HEADER_SIZE;
+		int			want = 0,
+					got = 0,
+					rc;
+
+		for (int i = 0; i < nrec; i++)
+			if (ends[i] <= cut)
+			{
+				want = i + 1;
+				valid_end = ends[i];
+			}
+		put_image(dir, "000001.log", img, cut, &f);
+		wc_err_clear(&err);
+		CHECK_OK(wc_log_check_header(&f, &number, &err), &err);
+		r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+		while ((rc = wc_log_read(r, &payload, &len, &rend, &err)) == 1)
+		{
+			if (got >= nrec || !payload_ok(payload, len, sizes[got], (uint64_t) got + 100) ||
+				rend != ends[got])
+				bad++;
+			got++;
+		}
+		if (rc != 0 || got != want || wc_log_reader_offset(r) != valid_end)
+		{
+			bad++;
+			fprintf(stderr, "cut %zu: rc=%d got %d want %d: %s\n", cut, rc, got, want, err.msg);
+		}
+		/* and again: still nothing, no error */
+		if (wc_log_read(r, &payload, &len, &rend, &err) != 0)
+			bad++;
+		wc_log_reader_free(r);
+
+		rc = wc_log_repair_tail(&f, valid_end, &err);
+		if (rc != WC_OK || file_bytes(&f) != valid_end)
+		{
+			bad++;
+			fprintf(stderr, "cut %zu: repair rc=%d size %llu: %s\n", cut, rc,
+					(unsigned long long) file_bytes(&f), err.msg);
+		}
+		/* after the repair a writer can append and a reader sees it */
+		{
+			uint64_t	end = valid_end;
+
+			r = wc_log_reader_new(&f, valid_end);
+			if (append_rec(&f, &end, 999, 5, &err) != WC_OK ||
+				wc_log_read(r, &payload, &len, &rend, &err) != 1 ||
+				!payload_ok(payload, len, 5, 999) || rend != end)
+				bad++;
+			wc_log_reader_free(r);
+		}
+		wc_file_close(&f);
+		if (cut == WC_LOG_HEADER_SIZE)
+			break;
+	}
+	CHECK(bad == 0, "%d failures over %zu cuts", bad, img_len - WC_LOG_HEADER_SIZE + 1);
+
+	/* a header cut short is corrupt, not an empty log */
+	{
+		wc_file		f;
+		wc_err		err;
+		uint64_t	number;
+
+		put_image(dir, "000001.log", img, WC_LOG_HEADER_SIZE - 1, &f);
+		wc_err_clear(&err);
+		CHECK(wc_log_check_header(&f, &number, &err) == WC_CORRUPT, "short header: %s", err.msg);
+		wc_file_close(&f);
+	}
+	free(img);
+	test_rmdir(dir);
+	free(dir);
+}
+
+/* Flip every byte of the middle record, of the last one, and of the header. */
+static void
+test_corruption(void)
+{
+	char	   *dir = test_tmpdir("logbad");
+	const size_t sizes[] = {50, 61, 71};
+	uint64_t	ends[3];
+	size_t		img_len;
+	uint8_t    *img = make_log(dir, sizes, 3, ends, &img_len);
+	const uint8_t masks[] = {0x01, 0x80, 0xff};
+	int			bad = 0,
+				corrupt_checks = 0,
+				torn_checks = 0;
+
+	for (int m = 0; m < 3; m++)
+	{
+		for (uint64_t pos = ends[0]; pos < ends[2]; pos++)
+		{
+			bool		last = pos >= ends[1];
+			wc_file		f;
+			wc_err		err;
+			wc_log_reader *r;
+			const uint8_t *payload;
+			size_t		len;
+			uint64_t	rend;
+			int			rc;
+
+			img[pos] ^= masks[m];
+			put_image(dir, "000001.log", img, img_len, &f);
+			img[pos] ^= masks[m];
+			wc_err_clear(&err);
+			r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+			rc = wc_log_read(r, &payload, &len, &rend, &err);
+			if (rc != 1 || !payload_ok(payload, len, sizes[0], 100))
+				bad++;
+			rc = wc_log_read(r, &payload, &len, &rend, &err);
+			if (!last)
+			{
+				/* damage followed by a valid record: never a payload, never "end" */
+				corrupt_checks++;
+				if (rc != WC_CORRUPT || strstr(err.msg, "000001.log") == NULL ||
+					strstr(err.msg, "offset") == NULL)
+				{
+					bad++;
+					fprintf(stderr, "flip 0x%02x at %llu: rc=%d %s\n", masks[m],
+							(unsigned long long) pos, rc, err.msg);
+				}
+				/* the reader stays put and says so again */
+				wc_err_clear(&err);
+				if (wc_log_read(r, &payload, &len, &rend, &err) != WC_CORRUPT ||
+					wc_log_reader_offset(r) != ends[0])
+					bad++;
+				wc_err_clear(&err);
+				if (wc_log_repair_tail(&f, ends[0], &err) != WC_CORRUPT ||
+					file_bytes(&f) != img_len)
+				{
+					bad++;
+					fprintf(stderr, "repair after flip at %llu: %s\n", (unsigned long long) pos, err.msg);
+				}
+			}
+			else
+			{
+				/* a damaged last record looks like a torn tail */
+				torn_checks++;
+				if (rc != 1 || !payload_ok(payload, len, sizes[1], 101))
+					bad++;
+				rc = wc_log_read(r, &payload, &len, &rend, &err);
+				if (rc != 0)
+				{
+					bad++;
+					fprintf(stderr, "flip 0x%02x in last record at %llu: rc=%d %s\n", masks[m],
+							(unsigned long long) pos, rc, err.msg);
+				}
+				if (wc_log_repair_tail(&f, wc_log_reader_offset(r), &err) != WC_OK ||
+					file_bytes(&f) != ends[1])
+					bad++;
+			}
+			wc_log_reader_free(r);
+			wc_file_close(&f);
+		}
+	}
+	CHECK(bad == 0, "%d failures (%d corrupt, %d torn cases)", bad, corrupt_checks, torn_checks);
+
+	/* a valid record where the caller thinks the end is: refuse to truncate */
+	{
+		wc_file		f;
+		wc_err		err;
+
+		put_image(dir, "000001.log", img, img_len - 1, &f);
+		wc_err_clear(&err);
+		CHECK(wc_log_repair_tail(&f, ends[0], &err) == WC_CORRUPT, "stale valid end: %s", err.msg);
+		CHECK(file_bytes(&f) == img_len - 1, "nothing truncated");
+		wc_file_close(&f);
+	}
+
+	/* header */
+	bad = 0;
+	for (int pos = 0; pos < WC_LOG_HEADER_SIZE; pos++)
+	{
+		wc_file		f;
+		wc_err		err;
+		uint64_t	number;
+
+		img[pos] ^= 0x10;
+		put_image(dir, "000001.log", img, img_len, &f);
+		img[pos] ^= 0x10;
+		wc_err_clear(&err);
+		if (wc_log_check_header(&f, &number, &err) != WC_CORRUPT ||
+			strstr(err.msg, "000001.log") == NULL)
+		{
+			bad++;
+			fprintf(stderr, "header flip at %d: %s\n", pos, err.msg);
+		}
+		wc_file_close(&f);
+	}
+	CHECK(bad == 0, "%d header flips not detected", bad);
+
+	/* a huge damaged length must not make the reader allocate it */
+	{
+		wc_file		f;
+		wc_err		err;
+		wc_log_reader *r;
+		const uint8_t *payload;
+		size_t		len;
+		uint64_t	rend;
+
+		wc_put_fixed32(img + ends[0] + 4, (1u << 30) - 1);
+		put_image(dir, "000001.log", img, img_len, &f);
+		wc_err_clear(&err);
+		r = wc_log_reader_new(&f, ends[0]);
+		CHECK(wc_log_read(r, &payload, &len, &rend, &err) == WC_CORRUPT, "big length: %s", err.msg);
+		wc_log_reader_free(r);
+		wc_file_close(&f);
+	}
+	free(img);
+	test_rmdir(dir);
+	free(dir);
+}
+
+#define RACE_RECORDS 2000
+
+static size_t
+race_size(int i)
+{
+	if (i % 97 == 0)
+		return 300000 + (size_t) i;	/* large enough to be seen half-written */
+	return (size_t) ((i * 7919) % 3000);
+}
+
+/* A reader in this process, a writer in a child, on one log. */
+static void
+test_concurrent(void)
+{
+	char	   *dir = test_tmpdir("lograce");
+	wc_file		f;
+	wc_err		err;
+	wc_log_reader *r;
+	pid_t		pid;
+	int			n = 0,
+				bad = 0,
+				status = 0,
+				rc = 0;
+	time_t		start;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_log_create(dir, "000003.log", 3, &err), &err);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+	{
+		wc_file		wf;
+		uint64_t	end = WC_LOG_HEADER_SIZE;
+
+		if (wc_file_open(dir, "000003.log", WC_OPEN_RDWR, &wf, &err) != WC_OK)
+			_exit(3);
+		for (int i = 0; i < RACE_RECORDS; i++)
+		{
+			if (append_rec(&wf, &end, (uint64_t) i, race_size(i), &err) != WC_OK)
+				_exit(4);
+			if (i % 50 == 0)
+				usleep(200);
+		}
+		wc_file_close(&wf);
+		_exit(0);
+	}
+	CHECK(pid > 0, "fork");
+	CHECK_OK(wc_file_open(dir, "000003.log", WC_OPEN_READ, &f, &err), &err);
+	r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+	start = time(NULL);
+	while (n < RACE_RECORDS && time(NULL) - start < 120)
+	{
+		const uint8_t *payload;
+		size_t		len;
+		uint64_t	rend;
+
+		rc = wc_log_read(r, &payload, &len, &rend, &err);
+		if (rc < 0)
+			break;
+		if (rc == 0)
+			continue;
+		if (!payload_ok(payload, len, race_size(n), (uint64_t) n))
+			bad++;
+		n++;
+	}
+	CHECK(rc >= 0, "reader error: %s", err.msg);
+	CHECK(n == RACE_RECORDS && bad == 0, "read %d records, %d bad", n, bad);
+	if (n < RACE_RECORDS)
+		kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer status %d", status);
+	{
+		const uint8_t *payload;
+		size_t		len;
+		uint64_t	rend;
+
+		CHECK(wc_log_read(r, &payload, &len, &rend, &err) == 0, "nothing after the last record");
+	}
+	wc_log_reader_free(r);
+	wc_file_close(&f);
+	test_rmdir(dir);
+	free(dir);
+}
+
+/* Appends refuse oversized records and report write failures. */
+static void
+test_errors(void)
+{
+	char	   *dir = test_tmpdir("logerr");
+	wc_file		f;
+	wc_err		err;
+	uint64_t	end = WC_LOG_HEADER_SIZE;
+	uint8_t		b = 0;
+	int			rc;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_log_create(dir, "000002.log", 2, &err), &err);
+	CHECK_OK(wc_file_open(dir, "000002.log", WC_OPEN_RDWR, &f, &err), &err);
+	rc = wc_log_append(&f, end, &b, (1u << 30) + 1, &end, &err);
+	CHECK(rc == WC_INVALID && end == WC_LOG_HEADER_SIZE, "oversized record: rc=%d", rc);
+	wc_err_clear(&err);
+	wc_fault_set(WC_FAULT_WRITE, 1, EIO);
+	rc = wc_log_append(&f, end, &b, 1, &end, &err);
+	CHECK(rc == WC_IO && strstr(err.msg, "000002.log") != NULL, "write fault: rc=%d %s", rc, err.msg);
+	wc_file_close(&f);
+
+	/* a failed create leaves no file behind */
+	wc_err_clear(&err);
+	wc_fault_set(WC_FAULT_SYNC, 1, EIO);
+	rc = wc_log_create(dir, "000004.log", 4, &err);
+	CHECK(rc == WC_IO && !wc_env_exists(dir, "000004.log"), "create with sync fault: rc=%d", rc);
+	test_rmdir(dir);
+	free(dir);
+}
+
+int
+main(void)
+{
+	t_name = "test_log";
+	test_roundtrip();
+	test_recovery();
+	test_corruption();
+	test_concurrent();
+	test_errors();
+	TEST_DONE();
+}

@@ -1,0 +1,818 @@
+/*
+ * test_sst.c -- sorted files: blocks, bloom filter, builder and reader.
+ *
+ * Round trips of random cells against an in-memory reference, seeks against a
+ * linear reference, properties, the bloom filter's false positive rate, misuse,
+ * fault injection, and corruption: every byte of a small file flipped and every
+ * truncation must give WC_CORRUPT naming the file or exactly the original data.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+
+#include "block.h"
+#include "bloom.h"
+#include "cell.h"
+#include "coding.h"
+#include "env.h"
+#include "sst.h"
+#include "testutil.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15;
+
+/* A cell that owns its bytes. */
+typedef struct ref_cell
+{
+	wc_cell		c;
+	uint8_t    *buf;
+} ref_cell;
+
+static int
+ref_cmp(const void *a, const void *b)
+{
+	return wc_cell_cmp(&((const ref_cell *) a)->c, &((const ref_cell *) b)->c);
+}
+
+static uint8_t *
+rand_bytes(size_t n, int alphabet)
+{
+	uint8_t    *p = malloc(n ? n : 1);
+
+	for (size_t i = 0; i < n; i++)
+		p[i] = alphabet ? (uint8_t) ('a' + test_rand(&rng) % alphabet) : (uint8_t) test_rand(&rng);
+	return p;
+}
+
+static int64_t
+rand_ts(void)
+{
+	switch (test_rand(&rng) % 6)
+	{
+		case 0:
+			return INT64_MIN;
+		case 1:
+			return INT64_MAX - 1;
+		case 2:
+			return -(int64_t) (test_rand(&rng) % 1000000);
+		case 3:
+			return (int64_t) test_rand(&rng);
+		default:
+			return 1700000000000 + (int64_t) (test_rand(&rng) % 100000);
+	}
+}
+
+/*
+ * n random cells, sorted, with unique seqs.  Rows come from a pool of nrows
+ * (some long, one empty) so rows repeat; quals and values vary in length.
+ */
+static ref_cell *
+make_cells(int n, int nrows, bool long_rows)
+{
+	ref_cell   *cells = calloc(n, sizeof(ref_cell));
+	uint8_t   **rows = calloc(nrows, sizeof(uint8_t *));
+	size_t	   *rlens = calloc(nrows, sizeof(size_t));
+
+	for (int i = 0; i < nrows; i++)
+	{
+		uint64_t	r = test_rand(&rng) % 100;
+
+		if (i == 0)
+			rlens[i] = 0;
+		else if (long_rows && r < 2)
+			rlens[i] = WC_MAX_ROWKEY - test_rand(&rng) % 3;
+		else if (long_rows && r < 5)
+			rlens[i] = 200 + test_rand(&rng) % 3000;
+		else
+			rlens[i] = 1 + test_rand(&rng) % 24;
+		rows[i] = rand_bytes(rlens[i], r < 50 ? 4 : 0);
+		/* rows sharing long prefixes exercise the prefix compression */
+		if (i > 1 && rlens[i] >= rlens[i - 1] && r % 3 == 0 && rlens[i - 1] > 0)
+			memcpy(rows[i], rows[i - 1], rlens[i - 1] - 1);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		ref_cell   *rc = &cells[i];
+		int			ri = (int) (test_rand(&rng) % nrows);
+		uint8_t		type = (uint8_t) (1 + test_rand(&rng) % 4);
+		size_t		qlen = test_rand(&rng) % 4 == 0 ? 0 : test_rand(&rng) % 20;
+		size_t		vlen;
+		uint64_t	r = test_rand(&rng) % 100;
+
+		if (type != WC_TYPE_PUT && test_rand(&rng) % 2)
+			type = WC_TYPE_PUT;
+		vlen = type != WC_TYPE_PUT || r < 15 ? 0 : r < 18 ? 5000 + test_rand(&rng) % 40000 :
+			test_rand(&rng) % 100;
+		if (type == WC_TYPE_DEL_FAMILY)
+			qlen = 0;
+		rc->buf = malloc(rlens[ri] + qlen + vlen + 1);
+		memcpy(rc->buf, rows[ri], rlens[ri]);
+		for (size_t j = 0; j < qlen; j++)
+			rc->buf[rlens[ri] + j] = (uint8_t) ('q' + test_rand(&rng) % 3);
+		for (size_t j = 0; j < vlen; j++)
+			rc->buf[rlens[ri] + qlen + j] = (uint8_t) (j % 7 == 0 ? test_rand(&rng) : 'v');
+		rc->c.row = rc->buf;
+		rc->c.row_len = (uint32_t) rlens[ri];
+		rc->c.qual = rc->buf + rlens[ri];
+		rc->c.qual_len = (uint32_t) qlen;
+		rc->c.val = rc->buf + rlens[ri] + qlen;
+		rc->c.val_len = (uint32_t) vlen;
+		rc->c.type = type;
+		rc->c.ts = type == WC_TYPE_DEL_COLUMN || type == WC_TYPE_DEL_FAMILY ? INT64_MAX : rand_ts();
+		/* unique: i in the low bits, random high bits */
+		rc->c.seq = (test_rand(&rng) % 2 ? (test_rand(&rng) % 1000) << 32 : 0) | (uint64_t) i;
+		if (i == n - 1)
+			rc->c.seq = UINT64_MAX;
+	}
+	qsort(cells, n, sizeof(ref_cell), ref_cmp);
+	for (int i = 0; i < nrows; i++)
+		free(rows[i]);
+	free(rows);
+	free(rlens);
+	return cells;
+}
+
+static void
+free_cells(ref_cell *cells, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(cells[i].buf);
+	free(cells);
+}
+
+static bool
+cell_equal(const wc_cell *a, const wc_cell *b)
+{
+	return wc_cell_cmp(a, b) == 0 && a->type == b->type && a->val_len == b->val_len &&
+		(a->val_len == 0 || memcmp(a->val, b->val, a->val_len) == 0);
+}
+
+static int
+build(const char *dir, const char *name, const ref_cell *cells, int n, int compression,
+	  size_t block_bytes, int bits, wc_sst_props *props, wc_err *err)
+{
+	wc_sst_build_opts o = {"fam", 1, compression, block_bytes, bits};
+	wc_sst_builder *b = wc_sst_builder_new(dir, name, &o, err);
+
+	if (b == NULL)
+		return err->code;
+	for (int i = 0; i < n; i++)
+		wc_sst_builder_add(b, &cells[i].c);
+	return wc_sst_builder_finish(b, props, err);
+}
+
+/* read_all's answer when the file holds other data than expected. */
+#define DIFFERENT	(-1000)
+
+/*
+ * Reads the whole file: returns n if it holds exactly cells[0..n-1], DIFFERENT
+ * if it holds something else, or the iterator's error code.
+ */
+static int
+read_all(wc_sst *s, const ref_cell *cells, int n, wc_err *err, wc_scan_stats *stats)
+{
+	wc_iter    *it = wc_sst_iter_new(s, stats);
+	int			i = 0;
+	int			rc;
+
+	for (wc_iter_seek_first(it); wc_iter_valid(it); wc_iter_next(it), i++)
+	{
+		if (i >= n || !cell_equal(wc_iter_cell(it), &cells[i].c))
+		{
+			wc_iter_close(it);
+			return DIFFERENT;
+		}
+	}
+	rc = wc_iter_status(it, err);
+	wc_iter_close(it);
+	if (rc != WC_OK)
+		return rc;
+	return i == n ? n : DIFFERENT;
+}
+
+/* Index of the first cell >= target (linear reference). */
+static int
+lower_bound(const ref_cell *cells, int n, const wc_cell *target)
+{
+	for (int i = 0; i < n; i++)
+		if (wc_cell_cmp(&cells[i].c, target) >= 0)
+			return i;
+	return n;
+}
+
+static void
+check_seeks(wc_sst *s, const ref_cell *cells, int n, int tries)
+{
+	wc_iter    *it = wc_sst_iter_new(s, NULL);
+	int			bad = 0;
+	uint8_t		rowbuf[64],
+				qualbuf[8];
+
+	for (int t = 0; t < tries && n > 0; t++)
+	{
+		wc_cell		target;
+		int			pick = (int) (test_rand(&rng) % n);
+		int			want,
+					steps;
+		uint64_t	how = test_rand(&rng) % 5;
+
+		target = cells[pick].c;
+		if (how == 1)
+			wc_cell_row_start(&target, cells[pick].c.row, cells[pick].c.row_len);
+		else if (how == 2)
+			wc_cell_column_start(&target, cells[pick].c.row, cells[pick].c.row_len,
+								 cells[pick].c.qual, cells[pick].c.qual_len);
+		else if (how == 3)
+		{
+			target.ts = rand_ts();
+			target.seq = test_rand(&rng);
+			target.type = (uint8_t) (1 + test_rand(&rng) % 4);
+		}
+		else if (how == 4)
+		{
+			size_t		rl = test_rand(&rng) % 6;
+
+			for (size_t j = 0; j < rl; j++)
+				rowbuf[j] = (uint8_t) (test_rand(&rng) % 2 ? 'a' + test_rand(&rng) % 4 : test_rand(&rng));
+			for (size_t j = 0; j < 2; j++)
+				qualbuf[j] = (uint8_t) ('q' + test_rand(&rng) % 3);
+			target.row = rowbuf;
+			target.row_len = (uint32_t) rl;
+			target.qual = qualbuf;
+			target.qual_len = (uint32_t) (test_rand(&rng) % 3);
+			target.ts = rand_ts();
+			target.seq = test_rand(&rng);
+			target.type = (uint8_t) (1 + test_rand(&rng) % 4);
+		}
+		want = lower_bound(cells, n, &target);
+		wc_iter_seek(it, &target);
+		for (steps = 0; steps < 3; steps++, want++)
+		{
+			if (want >= n)
+			{
+				if (wc_iter_valid(it))
+					bad++;
+				break;
+			}
+			if (!wc_iter_valid(it) || !cell_equal(wc_iter_cell(it), &cells[want].c))
+			{
+				bad++;
+				break;
+			}
+			wc_iter_next(it);
+		}
+	}
+	CHECK(bad == 0, "%d of %d seeks differ from the reference", bad, tries);
+	wc_iter_close(it);
+}
+
+static void
+check_props(const wc_sst_props *p, const ref_cell *cells, int n)
+{
+	wc_sst_props e = {0};
+
+	e.ts_min = INT64_MAX;
+	e.ts_max = INT64_MIN;
+	e.seq_min = n ? UINT64_MAX : 0;
+	for (int i = 0; i < n; i++)
+	{
+		const wc_cell *c = &cells[i].c;
+
+		e.cells++;
+		e.raw_bytes += c->row_len + c->qual_len + c->val_len + 16;
+		if (i == 0 || wc_row_cmp(c->row, c->row_len, cells[i - 1].c.row, cells[i - 1].c.row_len))
+			e.distinct_rows++;
+		if (c->type != WC_TYPE_PUT)
+			e.tombstones++;
+		if (c->type == WC_TYPE_DEL_COLUMN || c->type == WC_TYPE_DEL_FAMILY)
+			e.range_tombstones++;
+		else
+		{
+			e.ts_min = c->ts < e.ts_min ? c->ts : e.ts_min;
+			e.ts_max = c->ts > e.ts_max ? c->ts : e.ts_max;
+		}
+		e.seq_min = c->seq < e.seq_min ? c->seq : e.seq_min;
+		e.seq_max = c->seq > e.seq_max ? c->seq : e.seq_max;
+	}
+	CHECK(strcmp(p->family, "fam") == 0 && p->level == 1, "family %s level %d", p->family, p->level);
+	CHECK(p->cells == e.cells && p->tombstones == e.tombstones &&
+		  p->range_tombstones == e.range_tombstones && p->distinct_rows == e.distinct_rows &&
+		  p->raw_bytes == e.raw_bytes, "counters: cells %llu/%llu tomb %llu/%llu rt %llu/%llu rows %llu/%llu raw %llu/%llu",
+		  (unsigned long long) p->cells, (unsigned long long) e.cells,
+		  (unsigned long long) p->tombstones, (unsigned long long) e.tombstones,
+		  (unsigned long long) p->range_tombstones, (unsigned long long) e.range_tombstones,
+		  (unsigned long long) p->distinct_rows, (unsigned long long) e.distinct_rows,
+		  (unsigned long long) p->raw_bytes, (unsigned long long) e.raw_bytes);
+	CHECK(p->ts_min == e.ts_min && p->ts_max == e.ts_max && p->seq_min == e.seq_min &&
+		  p->seq_max == e.seq_max, "ranges ts %lld..%lld seq %llu..%llu",
+		  (long long) p->ts_min, (long long) p->ts_max,
+		  (unsigned long long) p->seq_min, (unsigned long long) p->seq_max);
+	if (n > 0)
+		CHECK(p->row_min && p->row_max &&
+			  wc_row_cmp(p->row_min, p->row_min_len, cells[0].c.row, cells[0].c.row_len) == 0 &&
+			  wc_row_cmp(p->row_max, p->row_max_len, cells[n - 1].c.row, cells[n - 1].c.row_len) == 0,
+			  "row range");
+	else
+		CHECK(p->row_min == NULL && p->row_max == NULL, "empty file has no row range");
+}
+
+static uint64_t
+file_size(const char *dir, const char *name)
+{
+	char		path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) == 0 ? (uint64_t) st.st_size : 0;
+}
+
+/* One full round trip with the given settings. */
+static void
+round_trip(const char *dir, const char *name, int n, int nrows, bool long_rows, int compression,
+		   size_t block_bytes)
+{
+	ref_cell   *cells = make_cells(n, nrows, long_rows);
+	wc_sst_props props;
+	wc_sst	   *s = NULL;
+	wc_err		err;
+	wc_scan_stats stats = {0};
+	int			rc;
+
+	wc_err_clear(&err);
+	rc = build(dir, name, cells, n, compression, block_bytes, 10, &props, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+	{
+		free_cells(cells, n);
+		return;
+	}
+	check_props(&props, cells, n);
+	CHECK(props.file_bytes == file_size(dir, name), "file_bytes %llu", (unsigned long long) props.file_bytes);
+	rc = wc_sst_open(dir, name, &s, &err);
+	CHECK_OK(rc, &err);
+	if (rc == WC_OK)
+	{
+		const wc_sst_props *p = wc_sst_get_props(s);
+
+		check_props(p, cells, n);
+		CHECK(p->file_bytes == props.file_bytes && p->blocks == props.blocks, "props after open");
+		CHECK(strcmp(wc_sst_name(s), name) == 0, "name %s", wc_sst_name(s));
+		rc = read_all(s, cells, n, &err, &stats);
+		CHECK(rc == n, "read %d of %d cells (%s) n=%d comp=%d block=%zu", rc, n, err.msg, n,
+			  compression, block_bytes);
+		CHECK(stats.blocks_read == props.blocks, "blocks read %llu of %llu",
+			  (unsigned long long) stats.blocks_read, (unsigned long long) props.blocks);
+		check_seeks(s, cells, n, 2000);
+		wc_err_clear(&err);
+		rc = wc_sst_verify(s, &err);
+		CHECK_OK(rc, &err);
+		for (int i = 0; i < n; i += 1 + n / 200)
+			CHECK(wc_sst_may_contain_row(s, cells[i].c.row, cells[i].c.row_len), "bloom false negative");
+		wc_sst_unref(s);
+	}
+	wc_sst_props_clear(&props);
+	free_cells(cells, n);
+}
+
+static void
+test_bloom_hash(void)
+{
+	const char *s = "Nobody inspects the spammish repetition";
+
+	CHECK(wc_bloom_hash("", 0) == UINT64_C(0xEF46DB3751D8E999), "xxh64 empty %llx",
+		  (unsigned long long) wc_bloom_hash("", 0));
+	CHECK(wc_bloom_hash("abc", 3) == UINT64_C(0x44BC2CF5AD770999), "xxh64 abc %llx",
+		  (unsigned long long) wc_bloom_hash("abc", 3));
+	CHECK(wc_bloom_hash(s, strlen(s)) == UINT64_C(0xFBCEA83C8A378BF1), "xxh64 long %llx",
+		  (unsigned long long) wc_bloom_hash(s, strlen(s)));
+}
+
+/* A file of nrows rows "r%09d" with even numbers; odd ones are absent but in range. */
+static void
+test_bloom_rate(const char *dir)
+{
+	const int	nrows = 20000;
+	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_LZ4, 0, 10};
+	wc_err		err;
+	wc_sst_builder *b;
+	wc_sst_props props;
+	wc_sst	   *s;
+	int			fn = 0,
+				fp = 0,
+				rc;
+	char		row[32];
+
+	wc_err_clear(&err);
+	b = wc_sst_builder_new(dir, "bloom.sst", &o, &err);
+	CHECK(b != NULL, "%s", err.msg);
+	if (b == NULL)
+		return;
+	for (int i = 0; i < nrows; i++)
+	{
+		wc_cell		c = {0};
+
+		snprintf(row, sizeof(row), "r%09d", 2 * i);
+		c.row = (const uint8_t *) row;
+		c.row_len = (uint32_t) strlen(row);
+		c.qual = (const uint8_t *) "q";
+		c.qual_len = 1;
+		c.ts = i;
+		c.seq = (uint64_t) i + 1;
+		c.type = WC_TYPE_PUT;
+		c.val = (const uint8_t *) row;
+		c.val_len = c.row_len;
+		CHECK_OK(wc_sst_builder_add(b, &c), &err);
+	}
+	rc = wc_sst_builder_finish(b, &props, &err);
+	CHECK_OK(rc, &err);
+	wc_sst_props_clear(&props);
+	rc = wc_sst_open(dir, "bloom.sst", &s, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		return;
+	for (int i = 0; i < nrows; i++)
+	{
+		snprintf(row, sizeof(row), "r%09d", 2 * i);
+		fn += !wc_sst_may_contain_row(s, (const uint8_t *) row, strlen(row));
+		snprintf(row, sizeof(row), "r%09d", 2 * i + 1);
+		fp += wc_sst_may_contain_row(s, (const uint8_t *) row, strlen(row));
+	}
+	CHECK(fn == 0, "%d false negatives", fn);
+	CHECK(fp > 0 && fp < nrows * 2 / 100, "false positive rate %.3f%% (target ~1%%)", 100.0 * fp / nrows);
+	printf("bloom: %d false positives in %d (%.2f%%)\n", fp, nrows, 100.0 * fp / nrows);
+	CHECK(!wc_sst_may_contain_row(s, (const uint8_t *) "a", 1), "below the row range");
+	CHECK(!wc_sst_may_contain_row(s, (const uint8_t *) "s", 1), "above the row range");
+	wc_sst_unref(s);
+}
+
+static void
+test_empty(const char *dir)
+{
+	wc_err		err;
+	wc_sst_props props;
+	wc_sst	   *s;
+	int			rc;
+	wc_cell		t;
+
+	wc_err_clear(&err);
+	rc = build(dir, "empty.sst", NULL, 0, WC_COMPRESS_LZ4, 0, 10, &props, &err);
+	CHECK_OK(rc, &err);
+	check_props(&props, NULL, 0);
+	CHECK(props.blocks == 0 && props.ts_min == INT64_MAX && props.ts_max == INT64_MIN,
+		  "empty props");
+	wc_sst_props_clear(&props);
+	rc = wc_sst_open(dir, "empty.sst", &s, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		return;
+	CHECK(read_all(s, NULL, 0, &err, NULL) == 0, "empty file has entries");
+	{
+		wc_iter    *it = wc_sst_iter_new(s, NULL);
+
+		wc_cell_row_start(&t, (const uint8_t *) "x", 1);
+		wc_iter_seek(it, &t);
+		CHECK(!wc_iter_valid(it) && wc_iter_status(it, &err) == WC_OK, "seek in an empty file");
+		wc_iter_close(it);
+	}
+	CHECK(!wc_sst_may_contain_row(s, (const uint8_t *) "", 0), "empty file contains a row");
+	CHECK_OK(wc_sst_verify(s, &err), &err);
+	wc_sst_unref(s);
+}
+
+static void
+test_misuse(const char *dir)
+{
+	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_NONE, 0, 10};
+	wc_err		err;
+	wc_sst_builder *b;
+	wc_sst_props props;
+	wc_cell		c1 = {0},
+				c2 = {0};
+	int			rc;
+
+	wc_err_clear(&err);
+	b = wc_sst_builder_new(dir, "order.sst", &o, &err);
+	c1.row = (const uint8_t *) "b";
+	c1.row_len = 1;
+	c1.type = WC_TYPE_PUT;
+	c1.seq = 5;
+	c2 = c1;
+	c2.row = (const uint8_t *) "a";
+	CHECK(wc_sst_builder_add(b, &c1) == WC_OK, "first add");
+	CHECK(wc_sst_builder_add(b, &c2) == WC_INVALID, "out of order add accepted");
+	c2 = c1;
+	CHECK(wc_sst_builder_add(b, &c2) == WC_INVALID, "duplicate accepted");
+	rc = wc_sst_builder_finish(b, &props, &err);
+	CHECK(rc == WC_INVALID && strstr(err.msg, "order.sst") != NULL, "finish: %d %s", rc, err.msg);
+	CHECK(!wc_env_exists(dir, "order.sst"), "failed file left behind");
+
+	/* same key, lower seq sorts after: accepted; DEL_ALL is refused */
+	wc_err_clear(&err);
+	b = wc_sst_builder_new(dir, "order2.sst", &o, &err);
+	c2 = c1;
+	c2.seq = 4;
+	CHECK(wc_sst_builder_add(b, &c1) == WC_OK && wc_sst_builder_add(b, &c2) == WC_OK, "lower seq");
+	CHECK(wc_sst_builder_cells(b) == 2, "cells");
+	c2.seq = 3;
+	c2.type = WC_TYPE_DEL_ALL;
+	CHECK(wc_sst_builder_add(b, &c2) == WC_INVALID, "DEL_ALL accepted");
+	wc_sst_builder_abandon(b);
+	CHECK(!wc_env_exists(dir, "order2.sst"), "abandoned file left behind");
+
+	/* an existing file is not overwritten */
+	wc_err_clear(&err);
+	rc = build(dir, "exists.sst", NULL, 0, WC_COMPRESS_NONE, 0, 10, &props, &err);
+	CHECK_OK(rc, &err);
+	wc_sst_props_clear(&props);
+	wc_err_clear(&err);
+	CHECK(wc_sst_builder_new(dir, "exists.sst", &o, &err) == NULL && err.code != WC_OK,
+		  "builder over an existing file");
+	wc_err_clear(&err);
+	o.family = "";
+	CHECK(wc_sst_builder_new(dir, "nofam.sst", &o, &err) == NULL && err.code == WC_INVALID,
+		  "empty family accepted");
+	wc_err_clear(&err);
+	{
+		wc_sst	   *s;
+
+		CHECK(wc_sst_open(dir, "missing.sst", &s, &err) == WC_NOT_FOUND, "open missing: %s", err.msg);
+	}
+}
+
+/* Every write and fsync of a build fails in turn: finish fails, nothing is left. */
+static void
+test_faults(const char *dir)
+{
+	const int	n = 3000;
+	ref_cell   *cells = make_cells(n, 400, true);
+	wc_sst_props props;
+	wc_err		err;
+	int			kinds[2] = {WC_FAULT_WRITE, WC_FAULT_SYNC};
+	int			failures = 0,
+				bad = 0;
+
+	for (int k = 0; k < 2; k++)
+	{
+		for (long at = 1; at < 1000; at++)
+		{
+			int			rc;
+
+			wc_err_clear(&err);
+			wc_fault_set(kinds[k], at, k == 0 ? ENOSPC : EIO);
+			rc = build(dir, "fault.sst", cells, n, WC_COMPRESS_NONE, 4096, 10, &props, &err);
+			wc_fault_set(kinds[k], 0, 0);
+			if (rc == WC_OK)
+			{
+				wc_sst	   *s;
+
+				wc_sst_props_clear(&props);
+				CHECK(at > 1, "no %s calls at all", k == 0 ? "write" : "sync");
+				CHECK_OK(wc_sst_open(dir, "fault.sst", &s, &err), &err);
+				if (err.code == WC_OK)
+				{
+					CHECK(read_all(s, cells, n, &err, NULL) == n, "data after faults");
+					wc_sst_unref(s);
+				}
+				wc_env_unlink(dir, "fault.sst", &err);
+				break;
+			}
+			failures++;
+			if (rc != (k == 0 ? WC_NOSPACE : WC_IO) || wc_env_exists(dir, "fault.sst") ||
+				strlen(err.msg) == 0)
+				bad++;
+		}
+	}
+	/* a failing read while opening or iterating is reported, never data */
+	wc_err_clear(&err);
+	CHECK_OK(build(dir, "fault.sst", cells, n, WC_COMPRESS_LZ4, 4096, 10, &props, &err), &err);
+	wc_sst_props_clear(&props);
+	for (long at = 1; at <= 6; at++)
+	{
+		wc_sst	   *s;
+		int			rc;
+
+		wc_err_clear(&err);
+		wc_fault_set(WC_FAULT_READ, at, EIO);
+		rc = wc_sst_open(dir, "fault.sst", &s, &err);
+		if (rc == WC_OK)
+		{
+			rc = read_all(s, cells, n, &err, NULL);
+			wc_sst_unref(s);
+			CHECK(rc == WC_IO && strstr(err.msg, "fault.sst"), "read fault %ld while iterating: %d %s",
+				  at, rc, err.msg);
+		}
+		else
+			CHECK(rc == WC_IO && strstr(err.msg, "fault.sst"), "read fault %ld while opening: %d %s",
+				  at, rc, err.msg);
+		wc_fault_set(WC_FAULT_READ, 0, 0);
+	}
+	wc_env_unlink(dir, "fault.sst", &err);
+	CHECK(failures >= 4, "only %d injected failures", failures);
+	CHECK(bad == 0, "%d injected failures not reported cleanly", bad);
+	free_cells(cells, n);
+}
+
+static int
+read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	long		n;
+
+	if (f == NULL)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	*buf = malloc(n ? n : 1);
+	*len = fread(*buf, 1, n, f);
+	fclose(f);
+	return 0;
+}
+
+static void
+write_file(const char *path, const uint8_t *buf, size_t len)
+{
+	FILE	   *f = fopen(path, "wb");
+
+	if (f == NULL || fwrite(buf, 1, len, f) != len)
+		fprintf(stderr, "cannot write %s\n", path);
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Opens name and reads it fully; returns 0 if the data is exactly cells[],
+ * 1 if it failed cleanly (WC_CORRUPT or WC_IO naming the file), -1 otherwise.
+ */
+static int
+damaged_outcome(const char *dir, const char *name, const ref_cell *cells, int n)
+{
+	wc_sst	   *s;
+	wc_err		err;
+	int			rc,
+				got;
+
+	wc_err_clear(&err);
+	rc = wc_sst_open(dir, name, &s, &err);
+	if (rc != WC_OK)
+		return (rc == WC_CORRUPT || rc == WC_IO) && strstr(err.msg, name) ? 1 : -1;
+	got = read_all(s, cells, n, &err, NULL);
+	if (got == n)
+	{
+		/* the same data: the seeks and verification must agree */
+		wc_err_clear(&err);
+		rc = wc_sst_verify(s, &err);
+		wc_sst_unref(s);
+		return rc == WC_OK ? 0 : -1;
+	}
+	wc_sst_unref(s);
+	if (got == DIFFERENT)
+		return -1;
+	return (got == WC_CORRUPT || got == WC_IO) && strstr(err.msg, name) ? 1 : -1;
+}
+
+static void
+corrupt_file(const char *dir, int n, int compression, size_t block_bytes, int samples)
+{
+	ref_cell   *cells = make_cells(n, n / 3 + 1, false);
+	wc_sst_props props;
+	wc_err		err;
+	uint8_t    *orig = NULL,
+			   *copy;
+	size_t		len = 0;
+	char		path[4200];
+	int			bad = 0,
+				same = 0,
+				failed = 0,
+				tried = 0;
+
+	wc_err_clear(&err);
+	wc_env_unlink(dir, "orig.sst", &err);
+	CHECK_OK(build(dir, "orig.sst", cells, n, compression, block_bytes, 10, &props, &err), &err);
+	snprintf(path, sizeof(path), "%s/orig.sst", dir);
+	CHECK(read_file(path, &orig, &len) == 0 && len > 0, "cannot read %s", path);
+	copy = malloc(len ? len : 1);
+	snprintf(path, sizeof(path), "%s/bad.sst", dir);
+	for (int t = 0; t < (samples ? samples : (int) len); t++)
+	{
+		size_t		pos = samples ? test_rand(&rng) % len : (size_t) t;
+		int			r;
+
+		memcpy(copy, orig, len);
+		copy[pos] ^= (uint8_t) (1u << (test_rand(&rng) % 8));
+		write_file(path, copy, len);
+		r = damaged_outcome(dir, "bad.sst", cells, n);
+		tried++;
+		if (r < 0)
+		{
+			if (bad++ < 5)
+				fprintf(stderr, "flip at %zu of %zu: wrong outcome\n", pos, len);
+		}
+		else if (r == 0)
+			same++;
+		else
+			failed++;
+	}
+	for (size_t cut = 0; cut < len; cut += samples ? 1 + len / samples : 1)
+	{
+		int			r;
+
+		write_file(path, orig, cut);
+		r = damaged_outcome(dir, "bad.sst", cells, n);
+		tried++;
+		if (r != 1)
+		{
+			if (bad++ < 5)
+				fprintf(stderr, "truncation to %zu of %zu: outcome %d\n", cut, len, r);
+		}
+		else
+			failed++;
+	}
+	printf("corruption (%zu-byte file, %llu blocks, compression %d): %d tried, %d detected, %d harmless\n",
+		   len, (unsigned long long) props.blocks, compression, tried, failed, same);
+	CHECK(bad == 0, "%d damaged files gave wrong data or a bad error", bad);
+	CHECK(props.blocks >= 3, "only %llu blocks", (unsigned long long) props.blocks);
+	wc_sst_props_clear(&props);
+	free(orig);
+	free(copy);
+	free_cells(cells, n);
+}
+
+/* A block on its own: build, then seek every key and a few in between. */
+static void
+test_block_alone(void)
+{
+	const int	n = 500;
+	ref_cell   *cells = make_cells(n, 60, false);
+	wc_block_builder bb;
+	wc_block_iter bi;
+	const uint8_t *data;
+	size_t		len,
+				want;
+	int			i = 0,
+				bad = 0;
+
+	wc_block_builder_init(&bb);
+	for (int k = 0; k < n; k++)
+		CHECK(wc_block_builder_add(&bb, &cells[k].c) == WC_OK, "block add");
+	want = wc_block_builder_size(&bb);
+	CHECK(wc_block_builder_finish(&bb, &data, &len) == WC_OK && len == want, "block finish");
+	wc_block_iter_init(&bi);
+	CHECK(wc_block_iter_set(&bi, data, len) == WC_OK, "block set");
+	for (wc_block_iter_seek_first(&bi); bi.valid; wc_block_iter_next(&bi), i++)
+		bad += i >= n || !cell_equal(&bi.cell, &cells[i].c);
+	CHECK(i == n && bad == 0 && bi.status == WC_OK, "block iteration %d of %d, %d bad", i, n, bad);
+	for (int k = 0; k < n; k++)
+	{
+		wc_block_iter_seek(&bi, &cells[k].c);
+		bad += !bi.valid || !cell_equal(&bi.cell, &cells[lower_bound(cells, n, &cells[k].c)].c);
+	}
+	CHECK(bad == 0, "%d block seeks wrong", bad);
+	/* a damaged restart array is refused, not followed */
+	{
+		uint8_t    *copy = malloc(len);
+
+		memcpy(copy, data, len);
+		wc_put_fixed32(copy + len - 4, 1u << 30);
+		CHECK(wc_block_iter_set(&bi, copy, len) == WC_CORRUPT, "bad restart count accepted");
+		free(copy);
+	}
+	wc_block_iter_free(&bi);
+	wc_block_builder_free(&bb);
+	free_cells(cells, n);
+}
+
+int
+main(void)
+{
+	char	   *dir = test_tmpdir("sst");
+	char		name[64];
+	int			k = 0;
+
+	t_name = "test_sst";
+	test_bloom_hash();
+	test_block_alone();
+
+	/* round trips: both compressions, default and tiny blocks, long rows */
+	for (int comp = 0; comp < 2; comp++)
+	{
+		snprintf(name, sizeof(name), "%06d.sst", ++k);
+		round_trip(dir, name, 5000, 800, false, comp, 0);
+		snprintf(name, sizeof(name), "%06d.sst", ++k);
+		round_trip(dir, name, 5000, 800, false, comp, 256);
+		snprintf(name, sizeof(name), "%06d.sst", ++k);
+		round_trip(dir, name, 3000, 300, true, comp, 4096);
+		snprintf(name, sizeof(name), "%06d.sst", ++k);
+		round_trip(dir, name, 1, 1, false, comp, 0);
+		snprintf(name, sizeof(name), "%06d.sst", ++k);
+		round_trip(dir, name, 20000, 20000, false, comp, 1);
+	}
+	test_empty(dir);
+	test_bloom_rate(dir);
+	test_misuse(dir);
+	test_faults(dir);
+	corrupt_file(dir, 60, WC_COMPRESS_NONE, 300, 0);
+	corrupt_file(dir, 60, WC_COMPRESS_LZ4, 300, 0);
+	corrupt_file(dir, 3000, WC_COMPRESS_LZ4, 4096, 600);
+	test_rmdir(dir);
+	free(dir);
+	TEST_DONE();
+}

@@ -1,0 +1,342 @@
+/*
+ * wc.h -- public API of the widecol storage engine.
+ *
+ * A store holds HBase-style cell versions (rowkey, family, qualifier, ts) -> value
+ * in one directory.  Many processes may open the same store at once; they
+ * coordinate through the files themselves (see DESIGN.md).  The library never
+ * aborts, never longjmps and never calls back into code that may longjmp.
+ *
+ * Conventions:
+ *  - Functions return WC_OK (0) or a negative wc_code, and fill the caller's
+ *    wc_err with a complete message (file names relative to the store).
+ *  - Byte strings are (pointer, length) and may contain any byte.
+ *  - Pointers returned inside a wc_cell_view stay valid until the next call on
+ *    the same scan.
+ */
+#ifndef WC_H
+#define WC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum wc_code
+{
+	WC_OK = 0,
+	WC_NOT_FOUND = -1,			/* no such store, file or key */
+	WC_CORRUPT = -2,			/* a checksum, magic or structure is wrong */
+	WC_IO = -3,					/* a system call failed; wc_err.sys_errno says why */
+	WC_NOSPACE = -4,			/* ENOSPC / EDQUOT */
+	WC_INVALID = -5,			/* a bad argument from the caller */
+	WC_BUSY = -6,				/* another process holds what we need; try later */
+	WC_ABORTED = -7,			/* the interrupt callback asked to stop */
+	WC_NOMEM = -8,
+	WC_FAILED = -9,				/* the handle refused work after an earlier fsync failure */
+	WC_CALLBACK = -10			/* a caller callback reported an error */
+} wc_code;
+
+typedef struct wc_err
+{
+	int			code;			/* first error recorded; WC_OK if none */
+	int			sys_errno;		/* errno of the failing call, or 0 */
+	char		msg[768];
+} wc_err;
+
+/* Clears err. */
+void		wc_err_clear(wc_err *err);
+
+/* Name of a code ("corrupt", "I/O error" ...). */
+const char *wc_code_name(int code);
+
+/* Limits (checked by the engine, reported as WC_INVALID). */
+#define WC_MAX_ROWKEY		65536	/* bytes; HBase's limit */
+#define WC_MAX_FAMILY		255
+#define WC_MAX_QUALIFIER	(1u << 20)
+#define WC_MAX_VALUE		(256u << 20)
+#define WC_MAX_FAMILIES		64
+
+typedef enum wc_compression
+{
+	WC_COMPRESS_NONE = 0,
+	WC_COMPRESS_LZ4 = 1
+} wc_compression;
+
+/* Per-family settings.  Retention is applied at read time, and by compaction. */
+typedef struct wc_family_opts
+{
+	const char *name;
+	uint32_t	max_versions;	/* newest N timestamps of a cell are kept; 0 = all */
+	int64_t		ttl_ms;			/* versions with ts < now - ttl are gone; 0 = none */
+	int			compression;	/* wc_compression */
+} wc_family_opts;
+
+/* What a transaction tag resolves to (see wc_db_write). */
+typedef enum wc_txn_state
+{
+	WC_TXN_COMMITTED = 0,
+	WC_TXN_ABORTED = 1,
+	WC_TXN_IN_PROGRESS = 2
+} wc_txn_state;
+
+/*
+ * Resolves a nonzero transaction tag.  Returns WC_OK and sets *state, or an error
+ * code (usually WC_CALLBACK) with err filled.  Must not longjmp.
+ */
+typedef int (*wc_resolve_fn) (void *arg, uint64_t tag, wc_txn_state *state, wc_err *err);
+
+/* Returns nonzero when long work (flush, compaction, long scans) should stop. */
+typedef int (*wc_interrupt_fn) (void *arg);
+
+typedef struct wc_open_opts
+{
+	const wc_family_opts *families;
+	int			nfamilies;
+	bool		create_if_missing;
+	size_t		log_switch_bytes;	/* the active log is switched (and later flushed)
+									 * at this size; 0 = default 8 MiB */
+	size_t		block_bytes;	/* uncompressed data block target; 0 = 16 KiB */
+	int			bloom_bits_per_key; /* 0 = default 10 */
+	int			l0_compaction_trigger;	/* files of one family before a minor
+										 * compaction; 0 = default 4 */
+	wc_resolve_fn resolve;		/* NULL: every tag counts as committed */
+	void	   *resolve_arg;
+	wc_interrupt_fn interrupt;	/* NULL: never interrupted */
+	void	   *interrupt_arg;
+} wc_open_opts;
+
+typedef struct wc_db wc_db;
+
+/*
+ * Opens (or creates, with create_if_missing) the store in directory dir, which is
+ * created if needed.  Replays the live logs into this process's memtable.
+ */
+int			wc_db_open(const char *dir, const wc_open_opts *opts, wc_db **out, wc_err *err);
+
+/* Closes the handle; open scans must be closed first. */
+void		wc_db_close(wc_db *db);
+
+/* Replaces the family settings (after ALTER).  Families not listed become invisible. */
+int			wc_db_set_families(wc_db *db, const wc_family_opts *families, int n, wc_err *err);
+
+/*
+ * Catches up with what other processes did: a new manifest (flushes, compactions),
+ * new log records, and transactions that resolved since the last call.  Cheap when
+ * nothing changed (two small reads).  Scans see the state as of the last refresh.
+ */
+int			wc_db_refresh(wc_db *db, wc_err *err);
+
+/* Removes every file of the store in dir and the directory itself. */
+int			wc_db_destroy(const char *dir, wc_err *err);
+
+/* ---------------------------------------------------------------- batches */
+
+/*
+ * A write batch: puts and deletes applied atomically, in order (a later entry for
+ * the same key wins).  A batch is also an in-memory index that a scan can overlay,
+ * so a writer sees its own pending writes.  Not tied to a db.
+ */
+typedef struct wc_batch wc_batch;
+
+wc_batch   *wc_batch_new(void);
+void		wc_batch_free(wc_batch *b);
+void		wc_batch_clear(wc_batch *b);
+uint64_t	wc_batch_count(const wc_batch *b);
+size_t		wc_batch_bytes(const wc_batch *b);
+
+/* All return WC_OK, WC_INVALID (limits) or WC_NOMEM; bytes are copied. */
+int			wc_batch_put(wc_batch *b, const void *fam, size_t fam_len,
+						 const void *row, size_t row_len,
+						 const void *qual, size_t qual_len, int64_t ts,
+						 const void *val, size_t val_len, wc_err *err);
+int			wc_batch_delete_version(wc_batch *b, const void *fam, size_t fam_len,
+									const void *row, size_t row_len,
+									const void *qual, size_t qual_len, int64_t ts,
+									wc_err *err);
+int			wc_batch_delete_column(wc_batch *b, const void *fam, size_t fam_len,
+								   const void *row, size_t row_len,
+								   const void *qual, size_t qual_len, wc_err *err);
+int			wc_batch_delete_family(wc_batch *b, const void *fam, size_t fam_len,
+								   const void *row, size_t row_len, wc_err *err);
+/* Deletes the row in every family named in families[0..n-1]. */
+int			wc_batch_delete_row(wc_batch *b, const wc_family_opts *families, int n,
+								const void *row, size_t row_len, wc_err *err);
+/* Everything written before this entry (in the store and earlier in the batch) is gone. */
+int			wc_batch_truncate(wc_batch *b, wc_err *err);
+
+/* Appends src's entries to dst, after dst's (for a subtransaction that commits
+ * into its parent). */
+int			wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err);
+
+/*
+ * Writes batches[0..n-1], in order, as one atomic log record stamped with tag
+ * (0 = no transaction: visible at once).  With a nonzero tag the cells become
+ * visible to readers only once the resolve callback says the tag committed, and
+ * never if it aborted.  With sync, returns only after the record is on disk.
+ * After an fsync failure the handle refuses further writes (WC_FAILED).
+ */
+int			wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag,
+						bool sync, wc_err *err);
+
+/* ---------------------------------------------------------------- scans */
+
+typedef enum wc_bound
+{
+	WC_UNBOUNDED = 0,
+	WC_INCLUSIVE = 1,
+	WC_EXCLUSIVE = 2
+} wc_bound;
+
+typedef struct wc_key_range
+{
+	const uint8_t *start;
+	size_t		start_len;
+	int			start_bound;	/* wc_bound */
+	const uint8_t *stop;
+	size_t		stop_len;
+	int			stop_bound;		/* wc_bound */
+} wc_key_range;
+
+typedef struct wc_slice
+{
+	const uint8_t *data;
+	size_t		len;
+} wc_slice;
+
+typedef struct wc_scan_opts
+{
+	/* Row ranges, sorted by start and disjoint; 0 ranges = every row. */
+	const wc_key_range *ranges;
+	int			nranges;
+	/* Families to read (by name); 0 = every family of the handle. */
+	const wc_slice *families;
+	int			nfamilies;
+	/* Qualifier filter: a cell passes if it equals one of quals or starts with one
+	 * of qual_prefixes; both empty = every qualifier. */
+	const wc_slice *quals;
+	int			nquals;
+	const wc_slice *qual_prefixes;
+	int			nqual_prefixes;
+	/* Timestamps in [ts_min, ts_max], both inclusive (no overflow at the ends). */
+	int64_t		ts_min;
+	int64_t		ts_max;
+	/* "Now" for TTL, in ms since the epoch; 0 = the clock. */
+	int64_t		now_ms;
+	/* The caller's uncommitted writes, overlaid (later batches win). */
+	wc_batch   *const *pending;
+	int			npending;
+} wc_scan_opts;
+
+/* Sets opts to "everything": no ranges, all families, all ts. */
+void		wc_scan_opts_init(wc_scan_opts *opts);
+
+/* One visible cell version. */
+typedef struct wc_cell_view
+{
+	const uint8_t *row;
+	size_t		row_len;
+	const char *family;
+	size_t		family_len;
+	const uint8_t *qual;
+	size_t		qual_len;
+	int64_t		ts;
+	const uint8_t *val;
+	size_t		val_len;
+} wc_cell_view;
+
+/* What a scan did (for EXPLAIN ANALYZE). */
+typedef struct wc_scan_stats
+{
+	uint64_t	files_total;	/* sorted files of the scanned families */
+	uint64_t	files_read;		/* of those, opened for reading */
+	uint64_t	files_skipped_key;	/* excluded by rowkey range */
+	uint64_t	files_skipped_time; /* excluded by time range */
+	uint64_t	files_skipped_bloom;	/* excluded by a bloom filter */
+	uint64_t	blocks_read;	/* data blocks read from disk */
+	uint64_t	cells_scanned;	/* internal entries visited (all sources) */
+	uint64_t	cells_returned;
+	uint64_t	seeks;			/* range starts positioned */
+} wc_scan_stats;
+
+typedef struct wc_scan wc_scan;
+
+/*
+ * Opens a scan of the state as of the last refresh (plus opts->pending).  Rows come
+ * in (rowkey, family, qualifier) byte order, versions newest first.  opts and what
+ * it points to must stay valid until the scan is closed or reset.
+ */
+int			wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err);
+
+/* Returns 1 and fills *cell, 0 at the end, or a negative wc_code. */
+int			wc_scan_next(wc_scan *scan, wc_cell_view *cell, wc_err *err);
+
+/* Restarts the scan over new ranges (same snapshot, files kept open). */
+int			wc_scan_reset(wc_scan *scan, const wc_key_range *ranges, int nranges, wc_err *err);
+
+void		wc_scan_get_stats(const wc_scan *scan, wc_scan_stats *stats);
+void		wc_scan_close(wc_scan *scan);
+
+/* ---------------------------------------------------------------- maintenance */
+
+/*
+ * Makes everything committed so far durable in sorted files and empties the logs.
+ * Waits for other flushers.  WC_BUSY if a transaction written to the log is still
+ * in progress (its outcome is not known yet).
+ */
+int			wc_db_flush(wc_db *db, wc_err *err);
+
+/* Major compaction: one sorted file per family, retention applied, tombstones dropped. */
+int			wc_db_compact(wc_db *db, wc_err *err);
+
+/*
+ * Opportunistic housekeeping without waiting: flushes logs that are full and
+ * resolved, runs a minor compaction where a family has too many files, removes
+ * files nothing refers to.  Returns WC_OK when it did nothing.
+ */
+int			wc_db_maintain(wc_db *db, wc_err *err);
+
+/* ---------------------------------------------------------------- statistics */
+
+typedef struct wc_file_info
+{
+	char		name[32];		/* e.g. "000042.sst" */
+	char		family[WC_MAX_FAMILY + 1];
+	int			level;			/* 0 = flushed, 1 = compacted */
+	uint64_t	cells;
+	uint64_t	file_bytes;
+	uint64_t	raw_bytes;		/* keys and values before compression */
+	uint8_t    *row_min;		/* owned by the array */
+	size_t		row_min_len;
+	uint8_t    *row_max;
+	size_t		row_max_len;
+	int64_t		ts_min;
+	int64_t		ts_max;
+} wc_file_info;
+
+/* Lists the live sorted files; free with wc_file_info_free. */
+int			wc_db_files(wc_db *db, wc_file_info **out, int *n, wc_err *err);
+void		wc_file_info_free(wc_file_info *files, int n);
+
+typedef struct wc_db_stats
+{
+	uint64_t	files;
+	uint64_t	file_cells;		/* entries in sorted files (before retention) */
+	uint64_t	file_bytes;
+	uint64_t	raw_bytes;
+	uint64_t	mem_cells;		/* entries in this process's memtables */
+	uint64_t	mem_bytes;
+	uint64_t	log_bytes;		/* live log files */
+	uint64_t	distinct_rows_est;	/* an estimate of distinct rowkeys */
+} wc_db_stats;
+
+/* Totals; family NULL = all families, else that family only. */
+int			wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* WC_H */
