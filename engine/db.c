@@ -871,9 +871,29 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		(void) wc_file_truncate(&active->file, active->valid_end, &ignored);
 		goto out;
 	}
-	/* our own record is read back like anyone's, when its tag resolves */
+	/*
+	 * We hold the write lock and appended at the valid end, so the record is
+	 * exactly what we wrote: apply it (or hold it until its transaction
+	 * resolves) instead of reading it back.
+	 */
 	if (seq_base + count - 1 > active->max_seq)
 		active->max_seq = seq_base + count - 1;
+	{
+		uint64_t	old_end = active->valid_end;
+
+		active->valid_end = new_end;
+		wc_log_reader_skip_to(active->reader, new_end);
+		rc = tag == 0 ? apply_payload(db, active, payload, off, err)
+			: hold_payload(active, tag, payload, off, err);
+		if (rc != WC_OK)
+		{
+			/* the record is written; only our view lags: read it back next time */
+			active->valid_end = old_end;
+			wc_log_reader_skip_to(active->reader, old_end);
+			wc_err_clear(err);
+			rc = WC_OK;
+		}
+	}
 	if (new_end >= db->opts.log_switch_bytes)
 	{
 		wc_err		serr;

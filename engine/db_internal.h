@@ -21,7 +21,7 @@
 #define WC_LOCK_COMPACT		3
 
 #define WC_DEFAULT_LOG_SWITCH	(8u << 20)
-#define WC_DEFAULT_BLOCK		(16u << 10)
+#define WC_DEFAULT_BLOCK		(4u << 10)
 #define WC_DEFAULT_BLOOM		10
 #define WC_DEFAULT_L0_TRIGGER	4
 

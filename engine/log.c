@@ -298,6 +298,14 @@ wc_log_reader_offset(const wc_log_reader *r)
 	return r->off;
 }
 
+void
+wc_log_reader_skip_to(wc_log_reader *r, uint64_t off)
+{
+	r->off = off;
+	if (off > r->size)
+		r->size = off;
+}
+
 /*
  * Tries to read the record at r->off into r->buf.  Returns 1 (valid, *len set),
  * 0 (invalid; *bad says why and *len is the claimed length) or an error.

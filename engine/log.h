@@ -50,6 +50,12 @@ int			wc_log_read(wc_log_reader *r, const uint8_t **payload, size_t *len,
 uint64_t	wc_log_reader_offset(const wc_log_reader *r);
 
 /*
+ * Moves the reader to off, the end of a record the caller appended itself and
+ * so need not read back (a writer holding the write lock, right after its append).
+ */
+void		wc_log_reader_skip_to(wc_log_reader *r, uint64_t off);
+
+/*
  * For a writer holding the write lock, after reading to the end: if the file is
  * longer than the valid end, checks that no valid record follows (else
  * WC_CORRUPT) and truncates the torn tail.

@@ -98,7 +98,7 @@ typedef struct wc_open_opts
 	bool		create_if_missing;
 	size_t		log_switch_bytes;	/* the active log is switched (and later flushed)
 									 * at this size; 0 = default 8 MiB */
-	size_t		block_bytes;	/* uncompressed data block target; 0 = 16 KiB */
+	size_t		block_bytes;	/* uncompressed data block target; 0 = 4 KiB */
 	int			bloom_bits_per_key; /* 0 = default 10 */
 	int			l0_compaction_trigger;	/* files of one family before a minor
 										 * compaction; 0 = default 4 */

@@ -35,13 +35,15 @@ static const char *t_name = "test";
 	return t_failed ? 1 : 0; \
 } while (0)
 
-/* A new empty directory under $TMPDIR (or /tmp); the path is static storage per call site. */
+/* A new empty directory under $TMPDIR (or /tmp); the path lives in static storage
+ * (one of 16 slots, reused round robin). */
 static inline char *
 test_tmpdir(const char *tag)
 {
 	static int	n;
+	static char paths[16][4096];
 	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char	   *path = malloc(4096);
+	char	   *path = paths[n % 16];
 	char		cmd[4200];
 
 	snprintf(path, 4096, "%s/wc-test-%s-%d-%d", base, tag, (int) getpid(), n++);
