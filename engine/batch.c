@@ -648,7 +648,7 @@ wc_batch_encode_header(uint8_t *buf, uint64_t seq_base, uint64_t tag, uint32_t c
 int
 wc_batch_reader_init(wc_batch_reader *r, const uint8_t *payload, size_t len, wc_err *err)
 {
-	const uint8_t *end = payload + len;
+	const uint8_t *end;
 	const uint8_t *p;
 	size_t		left;
 
@@ -656,6 +656,7 @@ wc_batch_reader_init(wc_batch_reader *r, const uint8_t *payload, size_t len, wc_
 	if (payload == NULL || len < 8 + 8 + 1)
 		return wc_err_set(err, WC_CORRUPT,
 						  "batch record of %zu bytes is shorter than the smallest header (17 bytes)", len);
+	end = payload + len;
 	r->seq_base = wc_get_fixed64(payload);
 	r->tag = wc_get_fixed64(payload + 8);
 	p = wc_get_varint32(payload + 16, end, &r->count);
@@ -744,9 +745,12 @@ oom:
 static int
 index_new_entries(wc_batch *b, wc_err *err)
 {
-	const uint8_t *end = b->buf + b->len;
+	const uint8_t *end;
 	batch_fam  *f = NULL;
 
+	if (b->indexed_off >= b->len)
+		return WC_OK;			/* also when buf is still NULL */
+	end = b->buf + b->len;
 	while (b->indexed_off < b->len)
 	{
 		entry_pos	pos = {"write batch", b->indexed_count, b->count};

@@ -1,6 +1,6 @@
 /*
  * block.c -- building and reading data blocks (layout in block.h and
- * FORMAT-sst.md).
+ * FORMAT.md, "Sorted files").
  *
  * The reader never allocates per entry: qualifiers and values point into the
  * block, and a rowkey or qualifier is copied only when an entry shares a prefix

@@ -6,7 +6,7 @@
  * relative to the previous entry; every WC_BLOCK_RESTART_INTERVAL entries the
  * prefix is reset (a "restart point"), and the offsets of the restart points
  * close the block, so a seek is a binary search over restart points followed by
- * a short linear walk.  Layout (FORMAT-sst.md, "Data block"):
+ * a short linear walk.  Layout (FORMAT.md, "Sorted files", "Data block"):
  *
  *   block := entry* | restart: fixed32 * n | n: fixed32
  *   entry := row_shared: varint32 | row_unshared: varint32 |

@@ -5,7 +5,7 @@
  * the k probes are h1 + i * h2 (i = 0..k-1) modulo the number of bits, where h1
  * and h2 are the low and high 32 bits of the hash (Kirsch-Mitzenmacher double
  * hashing).  k = round(bits_per_key * ln 2), clamped to [1, 30], as LevelDB's.
- * Layout (FORMAT-sst.md, "Filter block"):
+ * Layout (FORMAT.md, "Sorted files", "Filter block"):
  *
  *   filter := bits: bytes[m] | k: u8        (bit j is bits[j / 8] >> (j % 8) & 1)
  *

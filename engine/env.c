@@ -1,7 +1,7 @@
 /*
  * env.c -- POSIX file access with fault injection.
  */
-#define _GNU_SOURCE
+
 #include "env.h"
 
 #include <dirent.h>

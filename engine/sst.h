@@ -79,7 +79,7 @@ void		wc_sst_builder_abandon(wc_sst_builder *b);
 typedef struct wc_sst wc_sst;
 
 /*
- * Format constants (FORMAT-sst.md); changing any of them changes the format.
+ * Format constants (FORMAT.md, "Sorted files"); changing any of them changes the format.
  * Every block is followed by a trailer: type u8 (wc_compression), raw_len
  * fixed32, crc32c fixed32 (over the stored bytes and the first 5 trailer bytes).
  */

@@ -1,5 +1,5 @@
 /*
- * sst_builder.c -- writing a sorted file (layout in FORMAT-sst.md).
+ * sst_builder.c -- writing a sorted file (layout in FORMAT.md, "Sorted files").
  *
  * Entries go into a data block; a full block is compressed (or kept plain) into
  * a write buffer with its trailer, and its last key goes into the index.  The
@@ -372,7 +372,7 @@ wc_sst_builder_file_bytes(const wc_sst_builder *b)
 							wc_block_builder_size(&b->block));
 }
 
-/* Encodes the properties block (FORMAT-sst.md, "Properties block"). */
+/* Encodes the properties block (FORMAT.md, "Sorted files", "Properties block"). */
 static int
 encode_props(wc_sst_builder *b, bbuf *out)
 {

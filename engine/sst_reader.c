@@ -1,6 +1,6 @@
 /*
  * sst_reader.c -- opening, checking and iterating a sorted file (layout in
- * FORMAT-sst.md).
+ * FORMAT.md, "Sorted files").
  *
  * wc_sst_open reads the footer and the three meta blocks (filter, properties,
  * index), checks every checksum and that the blocks tile the file exactly, and

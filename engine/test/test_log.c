@@ -172,7 +172,6 @@ test_roundtrip(void)
 
 	wc_file_close(&f);
 	test_rmdir(dir);
-	free(dir);
 }
 
 /* Reads a whole file into memory. */
@@ -321,7 +320,6 @@ test_recovery(void)
 	}
 	free(img);
 	test_rmdir(dir);
-	free(dir);
 }
 
 /* Flip every byte of the middle record, of the last one, and of the header. */
@@ -460,7 +458,6 @@ test_corruption(void)
 	}
 	free(img);
 	test_rmdir(dir);
-	free(dir);
 }
 
 #define RACE_RECORDS 2000
@@ -544,7 +541,6 @@ test_concurrent(void)
 	wc_log_reader_free(r);
 	wc_file_close(&f);
 	test_rmdir(dir);
-	free(dir);
 }
 
 /* Appends refuse oversized records and report write failures. */
@@ -575,7 +571,6 @@ test_errors(void)
 	rc = wc_log_create(dir, "000004.log", 4, &err);
 	CHECK(rc == WC_IO && !wc_env_exists(dir, "000004.log"), "create with sync fault: rc=%d", rc);
 	test_rmdir(dir);
-	free(dir);
 }
 
 int

@@ -24,9 +24,12 @@ rand_bytes(uint64_t *rs, size_t len)
 	return p;
 }
 
-/* A manifest with nfiles files whose every field is filled with varied values. */
+/*
+ * A manifest with nfiles files whose every field is filled with varied values;
+ * file 2 (if any) has a rowkey of the maximum length unless small is set.
+ */
 static void
-make_manifest(wc_manifest *m, int nlogs, int nfiles, uint64_t seed)
+make_manifest_ex(wc_manifest *m, int nlogs, int nfiles, uint64_t seed, bool small)
 {
 	uint64_t	rs = seed * 7 + 3;
 	wc_err		err;
@@ -66,7 +69,7 @@ make_manifest(wc_manifest *m, int nlogs, int nfiles, uint64_t seed)
 		p.seq_max = p.seq_min + 1;
 		if (i % 5 != 4)
 		{
-			p.row_min_len = i == 2 ? WC_MAX_ROWKEY : (uint32_t) (1 + test_rand(&rs) % 40);
+			p.row_min_len = i == 2 && !small ? WC_MAX_ROWKEY : (uint32_t) (1 + test_rand(&rs) % 40);
 			p.row_min = rand_bytes(&rs, p.row_min_len);
 			p.row_max_len = (uint32_t) (1 + test_rand(&rs) % 40);
 			p.row_max = rand_bytes(&rs, p.row_max_len);
@@ -79,6 +82,12 @@ make_manifest(wc_manifest *m, int nlogs, int nfiles, uint64_t seed)
 		}
 		wc_sst_props_clear(&p);
 	}
+}
+
+static void
+make_manifest(wc_manifest *m, int nlogs, int nfiles, uint64_t seed)
+{
+	make_manifest_ex(m, nlogs, nfiles, seed, false);
 }
 
 static bool
@@ -178,7 +187,6 @@ test_roundtrip(void)
 		wc_manifest_clear(&a);
 	}
 	test_rmdir(dir);
-	free(dir);
 }
 
 /* Every flipped byte and every truncation of an image is rejected. */
@@ -193,7 +201,8 @@ test_damage(void)
 	int			bad = 0;
 	const uint8_t masks[] = {0x01, 0x40, 0xff};
 
-	make_manifest(&a, 3, 6, 9);
+	/* small rows keep this quick: a flip in a long row is no different */
+	make_manifest_ex(&a, 3, 6, 9, true);
 	wc_err_clear(&err);
 	CHECK_OK(wc_manifest_encode(&a, &buf, &len, &err), &err);
 	for (int mi = 0; mi < 3; mi++)
@@ -458,7 +467,6 @@ test_faults(void)
 	wc_manifest_clear(&old);
 	wc_manifest_clear(&new);
 	test_rmdir(dir);
-	free(dir);
 }
 
 /* A MANIFEST file that is damaged on disk or absurdly large is reported, not read. */
@@ -488,7 +496,6 @@ test_file_damage(void)
 	wc_file_close(&f);
 	wc_manifest_clear(&m);
 	test_rmdir(dir);
-	free(dir);
 }
 
 int
