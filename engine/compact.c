@@ -147,7 +147,7 @@ wc_db_compact_family(wc_db *db, const char *family, wc_err *err)
 	memset(&st, 0, sizeof(st));
 	memset(&m, 0, sizeof(m));
 	memset(&props, 0, sizeof(props));
-	if ((rc = wc_db_refresh_locked(db, err)) != WC_OK)
+	if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
 		return rc;
 	v = wc_db_version(db);
 	trunc = db->manifest.truncate_seq;
@@ -291,7 +291,7 @@ wc_db_compact_family(wc_db *db, const char *family, wc_err *err)
 			(void) wc_env_unlink(db->dir, name, &ignored);
 		}
 		output_made = false;
-		rc = wc_db_refresh_locked(db, err);
+		rc = wc_db_refresh_full(db, err);
 	}
 
 out:
@@ -402,7 +402,7 @@ wc_db_compact(wc_db *db, wc_err *err)
 		return rc;
 	if ((rc = wc_db_lock(db, WC_LOCK_COMPACT, true, err)) != WC_OK)
 		return rc;
-	if ((rc = wc_db_refresh_locked(db, err)) == WC_OK)
+	if ((rc = wc_db_refresh_full(db, err)) == WC_OK)
 	{
 		/* every family with files, declared or not; each compaction changes the
 		 * manifest, so take the names first */

@@ -448,6 +448,8 @@ apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_e
 		{
 			if (e.cell.seq > db->truncate_seq)
 				db->truncate_seq = e.cell.seq;
+			if (e.cell.seq > lm->trunc)
+				lm->trunc = e.cell.seq;
 			continue;
 		}
 		else
@@ -514,6 +516,17 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 		lm->held[i] = lm->held[--lm->nheld];
 	}
 
+	if (lm->closed)
+		return WC_OK;
+	{
+		uint64_t	size;
+
+		/* nothing appended since last time: no read at all */
+		if ((rc = wc_file_size(&lm->file, &size, err)) != WC_OK)
+			return rc;
+		if (size <= lm->valid_end)
+			return WC_OK;
+	}
 	for (;;)
 	{
 		const uint8_t *payload;
@@ -538,7 +551,15 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 			return wc_err_set(err, WC_CORRUPT, "bad batch record in %s ending at offset %llu: %s",
 							  name, (unsigned long long) end, detail);
 		}
-		if (r.count > 0 && r.seq_base + r.count - 1 > lm->max_seq)
+		if (r.count == 0)
+		{
+			/* the closing marker: a writer switched to a newer log */
+			lm->valid_end = end;
+			lm->closed = true;
+			db->manifest_stale = true;
+			return WC_OK;
+		}
+		if (r.seq_base + r.count - 1 > lm->max_seq)
 			lm->max_seq = r.seq_base + r.count - 1;
 		if ((rc = wc_db_resolve(db, r.tag, &state, err)) != WC_OK)
 			return rc;
@@ -616,28 +637,103 @@ wc_db_version(wc_db *db)
 	return db->current;
 }
 
-int
-wc_db_refresh_locked(wc_db *db, wc_err *err)
+static int64_t
+monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+check_manifest(wc_db *db, wc_err *err)
 {
 	struct stat st;
 	int			rc;
 
 	if ((rc = manifest_stat(db, &st, err)) != WC_OK)
 		return rc;
-	if (!manifest_same(db, &st) && (rc = load_manifest(db, err)) != WC_OK)
+	db->manifest_checked_ms = monotonic_ms();
+	db->manifest_stale = false;
+	if (!manifest_same(db, &st))
+		return load_manifest(db, err);
+	return WC_OK;
+}
+
+/*
+ * Catches up: new records in the logs and, when a log was closed (or the
+ * manifest was not looked at for a while, or force), a new manifest.  New data
+ * only ever goes to the active log, and a writer closes a log with a marker
+ * before it lists the next one, so a process that reads the marker knows to look
+ * at the manifest; flushes and compactions change only the manifest and are seen
+ * within WC_MANIFEST_CHECK_MS (the old files and logs stay readable until then).
+ */
+static int
+refresh(wc_db *db, bool force, wc_err *err)
+{
+	int			rc;
+
+	if ((force || db->manifest_stale || db->current == NULL ||
+		 monotonic_ms() - db->manifest_checked_ms >= WC_MANIFEST_CHECK_MS) &&
+		(rc = check_manifest(db, err)) != WC_OK)
 		return rc;
-	for (int i = 0; i < db->nlogs; i++)
-		if ((rc = logmem_catch_up(db, db->logs[i], err)) != WC_OK)
+	for (int round = 0;; round++)
+	{
+		for (int i = 0; i < db->nlogs; i++)
+			if ((rc = logmem_catch_up(db, db->logs[i], err)) != WC_OK)
+				return rc;
+		/* a log closed under us: the manifest names its successor (a few rounds
+		 * at most; a switch still in progress is picked up next time) */
+		if (!db->manifest_stale || round == 3)
+			break;
+		if ((rc = check_manifest(db, err)) != WC_OK)
 			return rc;
+		if (db->nlogs > 0 && db->logs[db->nlogs - 1]->closed)
+			db->manifest_stale = true;
+	}
 	if (db->dirty || db->current == NULL)
 		return build_version(db, err);
 	return WC_OK;
 }
 
 int
+wc_db_refresh_locked(wc_db *db, wc_err *err)
+{
+	return refresh(db, false, err);
+}
+
+int
+wc_db_refresh_full(wc_db *db, wc_err *err)
+{
+	return refresh(db, true, err);
+}
+
+int
 wc_db_refresh(wc_db *db, wc_err *err)
 {
-	return wc_db_refresh_locked(db, err);
+	return refresh(db, false, err);
+}
+
+int
+wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err)
+{
+	uint8_t		marker[WC_BATCH_HEADER_MAX];
+	size_t		len;
+	uint64_t	end;
+	int			rc;
+
+	if (lm->closed)
+		return WC_OK;
+	if ((rc = wc_log_repair_tail(&lm->file, lm->valid_end, err)) != WC_OK)
+		return rc;
+	len = wc_batch_encode_header(marker, 0, 0, 0);
+	if ((rc = wc_log_append(&lm->file, lm->valid_end, marker, len, &end, err)) != WC_OK)
+		return rc;
+	lm->valid_end = end;
+	wc_log_reader_skip_to(lm->reader, end);
+	lm->closed = true;
+	return WC_OK;
 }
 
 /* ---------------------------------------------------------------- open / close */
@@ -837,11 +933,27 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 	rc = wc_db_refresh_locked(db, err);
 	if (rc == WC_OK && db->nlogs == 0)
 		rc = wc_err_set(err, WC_CORRUPT, "MANIFEST lists no log");
+	if (rc == WC_OK && db->logs[db->nlogs - 1]->closed)
+	{
+		/* a switch was cut short (a crash after the marker): finish it */
+		rc = wc_db_switch_log(db, db->logs[db->nlogs - 1], err);
+		if (rc == WC_OK)
+			rc = wc_db_refresh_full(db, err);
+		if (rc == WC_OK && db->logs[db->nlogs - 1]->closed)
+			rc = wc_err_set(err, WC_CORRUPT, "the active log is closed after a log switch");
+	}
 	if (rc != WC_OK)
 		goto out;
 	active = db->logs[db->nlogs - 1];
-	if ((rc = wc_log_repair_tail(&active->file, active->valid_end, err)) != WC_OK)
-		goto out;
+	{
+		uint64_t	size;
+
+		/* a writer that died mid-append left a torn tail: cut it off */
+		if ((rc = wc_file_size(&active->file, &size, err)) != WC_OK ||
+			(size > active->valid_end &&
+			 (rc = wc_log_repair_tail(&active->file, active->valid_end, err)) != WC_OK))
+			goto out;
+	}
 
 	seq_base = db->manifest.last_seq;
 	for (int i = 0; i < db->nlogs; i++)
@@ -900,7 +1012,7 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 
 		/* the record is written; a failed switch only delays the flush */
 		wc_err_clear(&serr);
-		(void) wc_db_switch_log(db, &serr);
+		(void) wc_db_switch_log(db, active, &serr);
 	}
 	wc_db_unlock(db, WC_LOCK_WRITE);
 	free(payload);
@@ -924,6 +1036,14 @@ wc_db_files(wc_db *db, wc_file_info **out, int *n, wc_err *err)
 
 	*out = NULL;
 	*n = 0;
+	/* the list must be current, not up to WC_MANIFEST_CHECK_MS old */
+	{
+		int			rc = wc_db_refresh_full(db, err);
+
+		if (rc != WC_OK)
+			return rc;
+		count = db->manifest.nfiles;
+	}
 	files = calloc(count > 0 ? count : 1, sizeof(wc_file_info));
 	if (files == NULL)
 		return wc_err_set(err, WC_NOMEM, "out of memory");

@@ -48,6 +48,8 @@ typedef struct wc_logmem
 	wc_log_reader *reader;
 	uint64_t	valid_end;		/* offset after the last complete record read */
 	uint64_t	max_seq;		/* highest seq of any record read (any outcome) */
+	uint64_t	trunc;			/* highest DEL_ALL seq applied from this log */
+	bool		closed;			/* its closing marker was read: nothing follows */
 	int			nmem;
 	wc_fammem  *mem;
 	int			nheld;
@@ -102,6 +104,8 @@ struct wc_db
 	int			nlogs;
 	wc_logmem **logs;			/* oldest first; last = active */
 
+	bool		manifest_stale; /* a log was closed: a newer manifest exists */
+	int64_t		manifest_checked_ms;	/* monotonic time of the last MANIFEST stat */
 	uint64_t	applied_seq;	/* highest seq applied to memtables */
 	uint64_t	truncate_seq;	/* max(manifest, DEL_ALL applied) */
 	bool		dirty;			/* state changed since current was built */
@@ -109,8 +113,17 @@ struct wc_db
 	bool		failed;			/* an fsync failed: refuse writes */
 };
 
+/* How often a refresh looks at MANIFEST when no log says it changed (flushes and
+ * compactions do not touch the logs; missing them for a while is only stale). */
+#define WC_MANIFEST_CHECK_MS	100
+
 /* db.c */
 int			wc_db_refresh_locked(wc_db *db, wc_err *err);
+/* A refresh that always looks at MANIFEST. */
+int			wc_db_refresh_full(wc_db *db, wc_err *err);
+/* Appends the closing marker (an empty batch) to lm, which must be the active log;
+ * caller holds the write lock. */
+int			wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err);
 wc_version *wc_db_version(wc_db *db);	/* current version, referenced */
 void		wc_version_unref(wc_version *v);
 const wc_family *wc_db_family(const wc_db *db, const uint8_t *name, size_t len);
@@ -127,7 +140,8 @@ void		wc_file_name(char *buf, size_t size, uint64_t number, const char *ext);
 /* flush.c */
 /* Sorted-file options for family (an undeclared family gets the defaults). */
 void		wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o);
-int			wc_db_switch_log(wc_db *db, wc_err *err);	/* caller holds the write lock */
+/* Closes the active log (if not yet) and lists a new one; caller holds the write lock. */
+int			wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err);
 int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);	/* flush lock held */
 
 /* compact.c */

@@ -24,8 +24,14 @@ sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The order matters: the old log gets its closing marker first, so no writer
+ * appends to it once the switch began (a writer reads the marker and looks for
+ * the next log); a crash between the marker and the manifest write leaves a
+ * closed active log, and the next writer finishes the switch.
+ */
 int
-wc_db_switch_log(wc_db *db, wc_err *err)
+wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err)
 {
 	wc_manifest m;
 	uint64_t   *logs;
@@ -33,11 +39,15 @@ wc_db_switch_log(wc_db *db, wc_err *err)
 	char		name[32];
 	int			rc;
 
+	if ((rc = wc_db_close_log(db, active, err)) != WC_OK)
+		return rc;
 	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
 		return rc;
 	memset(&m, 0, sizeof(m));
 	if ((rc = wc_db_read_manifest(db, &m, err)) != WC_OK)
 		goto out;
+	if (m.nlogs == 0 || m.logs[m.nlogs - 1] != active->number)
+		goto out;				/* someone finished this switch already */
 	number = m.next_file++;
 	wc_file_name(name, sizeof(name), number, "log");
 	if ((rc = wc_env_unlink(db->dir, name, err)) != WC_OK ||
@@ -262,7 +272,39 @@ has_log(const wc_manifest *m, uint64_t number)
 	return false;
 }
 
-/* Flushes one non-active log. */
+/*
+ * Takes the log's content from this process's own memtables when they hold all
+ * of it (the log is closed and no record waits for its transaction): the common
+ * case, which saves reading the log back.
+ */
+static bool
+take_own_memtables(wc_db *db, uint64_t number, flush_set *fs)
+{
+	for (int i = 0; i < db->nlogs; i++)
+	{
+		wc_logmem  *lm = db->logs[i];
+
+		if (lm->number != number)
+			continue;
+		if (!lm->closed || lm->nheld > 0)
+			return false;
+		fs->mem = calloc(lm->nmem > 0 ? lm->nmem : 1, sizeof(wc_fammem));
+		if (fs->mem == NULL)
+			return false;
+		for (int j = 0; j < lm->nmem; j++)
+		{
+			fs->mem[j] = lm->mem[j];
+			wc_memtable_ref(fs->mem[j].mt);
+		}
+		fs->n = lm->nmem;
+		fs->max_seq = lm->max_seq;
+		fs->trunc = lm->trunc;
+		return true;
+	}
+	return false;
+}
+
+/* Flushes one closed, non-active log. */
 static int
 flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 {
@@ -278,7 +320,8 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 
 	memset(&fs, 0, sizeof(fs));
 	memset(&m, 0, sizeof(m));
-	if ((rc = load_log(db, number, wait, &fs, err)) != WC_OK)
+	if (!take_own_memtables(db, number, &fs) &&
+		(rc = load_log(db, number, wait, &fs, err)) != WC_OK)
 		goto out;
 	if (fs.n > 0 && (rc = reserve_numbers(db, fs.n, &first, err)) != WC_OK)
 		goto out;
@@ -383,18 +426,45 @@ out:
 	return rc;
 }
 
+/*
+ * A log that is no longer active normally carries its closing marker; after a
+ * crash (or an OS crash that lost the unsynced marker) it may not.  Closing it
+ * under the write lock guarantees nobody appends to it while we flush.
+ */
+static int
+ensure_closed(wc_db *db, uint64_t number, wc_err *err)
+{
+	int			rc;
+
+	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
+		return rc;
+	rc = wc_db_refresh_full(db, err);
+	for (int i = 0; rc == WC_OK && i < db->nlogs - 1; i++)
+		if (db->logs[i]->number == number && !db->logs[i]->closed)
+			rc = wc_db_close_log(db, db->logs[i], err);
+	wc_db_unlock(db, WC_LOCK_WRITE);
+	return rc;
+}
+
 int
 wc_db_flush_logs(wc_db *db, bool wait, wc_err *err)
 {
 	int			rc;
 
-	if ((rc = wc_db_refresh_locked(db, err)) != WC_OK)
+	if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
 		return rc;
 	while (db->nlogs > 1)
 	{
-		if ((rc = flush_one(db, db->logs[0]->number, wait, err)) != WC_OK)
+		uint64_t	number = db->logs[0]->number;
+
+		if (!db->logs[0]->closed && (rc = ensure_closed(db, number, err)) != WC_OK)
 			return rc;
-		if ((rc = wc_db_refresh_locked(db, err)) != WC_OK)
+		if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
+			return rc;
+		if (db->nlogs > 1 && db->logs[0]->number == number &&
+			(rc = flush_one(db, number, wait, err)) != WC_OK)
+			return rc;
+		if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
 			return rc;
 	}
 	return WC_OK;
@@ -412,24 +482,20 @@ wc_db_flush(wc_db *db, wc_err *err)
 		wc_db_unlock(db, WC_LOCK_FLUSH);
 		return rc;
 	}
-	rc = wc_db_refresh_locked(db, err);
+	rc = wc_db_refresh_full(db, err);
 	if (rc == WC_OK && db->nlogs > 0)
 	{
 		wc_logmem  *active = db->logs[db->nlogs - 1];
 
-		if (active->valid_end > WC_LOG_HEADER_SIZE || active->nheld > 0)
-		{
-			rc = wc_log_repair_tail(&active->file, active->valid_end, err);
-			if (rc == WC_OK)
-				rc = wc_db_switch_log(db, err);
-		}
+		if (active->valid_end > WC_LOG_HEADER_SIZE || active->nheld > 0 || active->closed)
+			rc = wc_db_switch_log(db, active, err);
 	}
 	wc_db_unlock(db, WC_LOCK_WRITE);
 	if (rc == WC_OK)
 		rc = wc_db_flush_logs(db, true, err);
 	wc_db_unlock(db, WC_LOCK_FLUSH);
 	if (rc == WC_OK)
-		rc = wc_db_refresh_locked(db, err);
+		rc = wc_db_refresh_full(db, err);
 	return rc;
 }
 
@@ -438,7 +504,7 @@ wc_db_maintain(wc_db *db, wc_err *err)
 {
 	int			rc;
 
-	if ((rc = wc_db_refresh_locked(db, err)) != WC_OK)
+	if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
 		return rc;
 	if (db->nlogs > 1)
 	{

@@ -13,8 +13,9 @@
  * the fuzzer also reaches the parsers behind the checksums.
  *
  * When wc_sst_verify accepts a file, the harness also checks what a reader relies
- * on: iteration yields props.cells entries in strictly increasing order, every
- * rowkey passes wc_sst_may_contain_row, and a seek to an entry lands on it.
+ * on: iteration yields props.cells entries in strictly increasing order, and a
+ * seek to an entry lands on it.  (That every rowkey passes wc_sst_may_contain_row
+ * is only noted, since wc_sst_verify does not check the filter.)
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -156,6 +157,7 @@ check_file(const uint8_t *data, size_t size)
 	bool		ordered = true;
 	bool		bloom_ok = true;
 	bool		file_ok;
+	static bool bloom_noted;
 	int			rc,
 				vrc,
 				irc;
@@ -201,13 +203,24 @@ check_file(const uint8_t *data, size_t size)
 	irc = wc_iter_status(it, &err);
 	fuzz_check_err(irc, &err, "sst iterator");
 	wc_iter_close(it);
+	if (props->cells > 0 && !wc_sst_may_contain_row(s, props->row_min, props->row_min_len))
+		bloom_ok = false;
 	if (file_ok)
 	{
 		FUZZ_ASSERT(irc == WC_OK, "iteration fails on a verified file: %s", err.msg);
 		FUZZ_ASSERT(n == props->cells, "iteration gave %llu entries, props say %llu",
 					(unsigned long long) n, (unsigned long long) props->cells);
 		FUZZ_ASSERT(ordered, "iteration of a verified file is not in order");
-		FUZZ_ASSERT(bloom_ok, "a rowkey of a verified file fails wc_sst_may_contain_row");
+		/*
+		 * wc_sst_verify does not check the filter against the rowkeys
+		 * (FORMAT-sst.md), so with recomputed checksums a changed rowkey or
+		 * filter byte passes it: noted once, not an abort (README.md).
+		 */
+		if (!bloom_ok && !bloom_noted)
+		{
+			bloom_noted = true;
+			fprintf(stderr, "fuzz_sst: note: a file that wc_sst_verify accepts has a rowkey its bloom filter rejects\n");
+		}
 	}
 
 	/* seeks back to entries seen, and to the start of their rows */
@@ -246,9 +259,6 @@ check_file(const uint8_t *data, size_t size)
 
 		wc_cell_row_start(&t, props->row_max, props->row_max_len);
 		probe_seek(s, &t, file_ok);
-		FUZZ_ASSERT(!file_ok || props->cells == 0 ||
-					wc_sst_may_contain_row(s, props->row_min, props->row_min_len),
-					"row_min of a verified file fails the filter");
 	}
 	(void) wc_sst_may_contain_row(s, (const uint8_t *) "", 0);
 

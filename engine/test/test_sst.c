@@ -813,6 +813,5 @@ main(void)
 	corrupt_file(dir, 60, WC_COMPRESS_LZ4, 300, 0);
 	corrupt_file(dir, 3000, WC_COMPRESS_LZ4, 4096, 600);
 	test_rmdir(dir);
-	free(dir);
 	TEST_DONE();
 }
