@@ -1,0 +1,149 @@
+--
+-- xact: writes follow the transaction
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS widecol_fdw;
+CREATE SERVER IF NOT EXISTS wide FOREIGN DATA WRAPPER widecol_fdw;
+CREATE EXTENSION IF NOT EXISTS dblink;
+RESET client_min_messages;
+
+CREATE FOREIGN TABLE x (
+    rowkey text COLLATE "C", family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text
+) SERVER wide OPTIONS (families 'f');
+
+-- rollback: nothing stays
+BEGIN;
+INSERT INTO x VALUES ('a', 'f', 'q', 1, 'rolled back');
+SELECT rowkey, value FROM x;  -- own write, visible before commit
+ROLLBACK;
+SELECT count(*) FROM x;
+
+-- commit
+BEGIN;
+INSERT INTO x VALUES ('a', 'f', 'q', 1, 'committed');
+COMMIT;
+SELECT rowkey, value FROM x;
+
+-- own deletes, updates and truncates are seen before commit, and undone by rollback
+BEGIN;
+DELETE FROM x WHERE rowkey = 'a';
+SELECT count(*) FROM x;
+INSERT INTO x VALUES ('b', 'f', 'q', 1, 'new');
+UPDATE x SET value = 'changed' WHERE rowkey = 'b';
+SELECT rowkey, value FROM x;
+TRUNCATE x;
+SELECT count(*) FROM x;
+INSERT INTO x VALUES ('c', 'f', 'q', 1, 'after truncate');
+SELECT rowkey, value FROM x;
+ROLLBACK;
+SELECT rowkey, value FROM x;
+
+-- savepoints
+BEGIN;
+INSERT INTO x VALUES ('s', 'f', '1', 1, 'before savepoint');
+SAVEPOINT sp1;
+INSERT INTO x VALUES ('s', 'f', '2', 1, 'rolled back to sp1');
+SELECT qualifier, value FROM x WHERE rowkey = 's';
+ROLLBACK TO sp1;
+SELECT qualifier, value FROM x WHERE rowkey = 's';
+INSERT INTO x VALUES ('s', 'f', '3', 1, 'after rollback to');
+SAVEPOINT sp2;
+INSERT INTO x VALUES ('s', 'f', '4', 1, 'released');
+SAVEPOINT sp3;
+DELETE FROM x WHERE rowkey = 's' AND qualifier = '1';
+ROLLBACK TO sp3;
+RELEASE sp2;
+SAVEPOINT sp4;
+DELETE FROM x WHERE rowkey = 's' AND qualifier = '3';
+RELEASE sp4;
+COMMIT;
+SELECT qualifier, value FROM x WHERE rowkey = 's';
+
+-- a failing statement leaves nothing of itself, the rest of the transaction stays
+BEGIN;
+INSERT INTO x VALUES ('e', 'f', '1', 1, 'kept');
+SAVEPOINT sp;
+INSERT INTO x VALUES ('e', 'f', '2', 1, 'lost'), ('e', 'nofamily', '3', 1, 'bad');  -- ERROR
+ROLLBACK TO sp;
+COMMIT;
+SELECT qualifier, value FROM x WHERE rowkey = 'e';
+-- the same in a PL/pgSQL exception block
+DO $$
+BEGIN
+    INSERT INTO x VALUES ('p', 'f', '1', 1, 'kept');
+    BEGIN
+        INSERT INTO x VALUES ('p', 'f', '2', 1, 'lost');
+        INSERT INTO x VALUES ('p', 'f', '3', 1, NULL);
+    EXCEPTION WHEN not_null_violation THEN
+        RAISE NOTICE 'caught %', SQLSTATE;
+    END;
+END $$;
+SELECT qualifier, value FROM x WHERE rowkey = 'p';
+
+-- a statement does not see its own writes; a cursor keeps its snapshot
+INSERT INTO x SELECT rowkey || '2', family, qualifier, ts, value FROM x;
+SELECT count(*) FROM x;
+BEGIN;
+DECLARE c CURSOR FOR SELECT rowkey FROM x WHERE rowkey >= 'z';
+INSERT INTO x VALUES ('z1', 'f', 'q', 1, 'later');
+FETCH ALL FROM c;
+SELECT rowkey FROM x WHERE rowkey >= 'z';
+COMMIT;
+
+-- cursors across savepoints: one opened before a savepoint keeps reading after a
+-- ROLLBACK TO; one opened inside a rolled back savepoint is closed with it
+BEGIN;
+INSERT INTO x VALUES ('cur1', 'f', 'q', 1, 'pending');
+DECLARE c1 CURSOR FOR SELECT rowkey FROM x WHERE rowkey LIKE 'cur%';
+FETCH 1 FROM c1;
+SAVEPOINT s;
+INSERT INTO x VALUES ('cur2', 'f', 'q', 1, 'rolled back');
+DECLARE c2 CURSOR FOR SELECT rowkey FROM x WHERE rowkey LIKE 'cur%';
+FETCH 1 FROM c2;
+ROLLBACK TO s;
+FETCH ALL FROM c1;
+FETCH ALL FROM c2;  -- ERROR: gone with the savepoint
+ROLLBACK;
+-- a cursor WITH HOLD is read to its end at commit, with the pending writes
+BEGIN;
+INSERT INTO x VALUES ('hold', 'f', 'q', 1, 'held');
+DECLARE h CURSOR WITH HOLD FOR SELECT rowkey, value FROM x WHERE rowkey = 'hold';
+COMMIT;
+FETCH ALL FROM h;
+CLOSE h;
+
+-- PREPARE TRANSACTION is refused when the transaction wrote
+BEGIN;
+INSERT INTO x VALUES ('prep', 'f', 'q', 1, 'x');
+PREPARE TRANSACTION 'wc_prep';  -- ERROR
+SELECT count(*) FROM x WHERE rowkey = 'prep';
+
+-- two sessions: the other one sees the writes at commit, and never after rollback
+SELECT dblink_connect('other', 'dbname=' || current_database() || ' port=' || current_setting('port')
+                      || ' host=' || split_part(current_setting('unix_socket_directories'), ',', 1));
+SELECT dblink_exec('other', 'BEGIN');
+SELECT dblink_exec('other', $$INSERT INTO x VALUES ('other', 'f', 'q', 1, 'from the other session')$$);
+SELECT * FROM dblink('other', $$SELECT count(*) FROM x WHERE rowkey = 'other'$$) AS t(n bigint);
+SELECT count(*) FROM x WHERE rowkey = 'other';  -- not yet
+SELECT dblink_exec('other', 'COMMIT');
+SELECT rowkey, value FROM x WHERE rowkey = 'other';  -- now
+SELECT dblink_exec('other', 'BEGIN');
+SELECT dblink_exec('other', $$DELETE FROM x WHERE rowkey = 'other'$$);
+SELECT dblink_exec('other', $$INSERT INTO x VALUES ('other2', 'f', 'q', 1, 'never')$$);
+SELECT dblink_exec('other', 'ROLLBACK');
+SELECT rowkey, value FROM x WHERE rowkey LIKE 'other%';
+-- our writes reach the other session at our commit
+BEGIN;
+DELETE FROM x WHERE rowkey = 'other';
+SELECT * FROM dblink('other', $$SELECT count(*) FROM x WHERE rowkey = 'other'$$) AS t(n bigint);
+COMMIT;
+SELECT * FROM dblink('other', $$SELECT count(*) FROM x WHERE rowkey = 'other'$$) AS t(n bigint);
+-- both write the same table; a flush by one is seen by the other
+SELECT dblink_exec('other', $$INSERT INTO x SELECT 'o' || i, 'f', 'q', 1, 'o' FROM generate_series(1, 100) i$$);
+INSERT INTO x SELECT 'm' || i, 'f', 'q', 1, 'm' FROM generate_series(1, 100) i;
+SELECT * FROM dblink('other', $$SELECT widecol_flush('x')$$) AS t(v text);
+SELECT count(*) FROM x WHERE rowkey LIKE 'o%' OR rowkey LIKE 'm%';
+SELECT * FROM dblink('other', $$SELECT count(*) FROM x WHERE rowkey LIKE 'o%' OR rowkey LIKE 'm%'$$) AS t(n bigint);
+SELECT dblink_disconnect('other');
+
+DROP FOREIGN TABLE x;

@@ -1,0 +1,310 @@
+/*-------------------------------------------------------------------------
+ *
+ * convert.c
+ *		  The columns of a widecol foreign table, and Datum <-> cell bytes
+ *
+ * Columns are matched by name: rowkey (required), family, qualifier, ts,
+ * value.  rowkey and qualifier are text, varchar or bytea; family is text or
+ * varchar; ts is bigint (milliseconds since the Unix epoch) or timestamptz
+ * (kept to the millisecond); value is text, varchar, bytea, or any type with
+ * binary send/receive functions, stored in its binary form.  Text is stored
+ * as its bytes in the database encoding and checked when read back.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tupdesc.h"
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "widecol_fdw.h"
+
+const char *const wcfdw_field_names[WCF_NFIELDS] = {
+	"rowkey", "family", "qualifier", "ts", "value"
+};
+
+/* microseconds between 1970-01-01 and 2000-01-01 */
+#define WCFDW_EPOCH_DIFF_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+static WcFdwRepr
+wcfdw_repr_for(WcFdwField field, Oid typid, const char *relname)
+{
+	Oid			base = getBaseType(typid);
+	bool		is_text = (base == TEXTOID || base == VARCHAROID);
+	bool		is_bytea = (base == BYTEAOID);
+	const char *allowed = NULL;
+
+	switch (field)
+	{
+		case WCF_ROWKEY:
+		case WCF_QUALIFIER:
+			if (is_text)
+				return WCR_TEXT;
+			if (is_bytea)
+				return WCR_BYTEA;
+			allowed = "text, varchar or bytea";
+			break;
+		case WCF_FAMILY:
+			if (is_text)
+				return WCR_TEXT;
+			allowed = "text or varchar";
+			break;
+		case WCF_TS:
+			if (base == INT8OID)
+				return WCR_INT8;
+			if (base == TIMESTAMPTZOID)
+				return WCR_TIMESTAMPTZ;
+			allowed = "bigint or timestamptz";
+			break;
+		case WCF_VALUE:
+			if (is_text)
+				return WCR_TEXT;
+			if (is_bytea)
+				return WCR_BYTEA;
+			return WCR_BINARY;
+		default:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+			 errmsg("column \"%s\" of foreign table \"%s\" has unsupported type %s",
+					wcfdw_field_names[field], relname, format_type_be(typid)),
+			 errhint("Column \"%s\" must be %s.", wcfdw_field_names[field], allowed)));
+	return WCR_NONE;			/* keep compiler quiet */
+}
+
+/*
+ * wcfdw_get_columns
+ *		Maps the table's columns onto cell fields; ERROR on a column that is
+ *		not a cell field, a missing rowkey, or an unsupported type
+ */
+void
+wcfdw_get_columns(Relation rel, WcFdwColumns *cols)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	const char *relname = RelationGetRelationName(rel);
+	int			i;
+
+	memset(cols, 0, sizeof(*cols));
+	for (i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+		const char *name = NameStr(att->attname);
+		int			f;
+
+		if (att->attisdropped)
+			continue;
+		for (f = 0; f < WCF_NFIELDS; f++)
+			if (strcmp(name, wcfdw_field_names[f]) == 0)
+				break;
+		if (f == WCF_NFIELDS)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+					 errmsg("column \"%s\" of foreign table \"%s\" is not a cell field",
+							name, relname),
+					 errhint("Columns are matched by name: rowkey, family, qualifier, ts, value.")));
+		cols->f[f].attnum = att->attnum;
+		cols->f[f].typid = att->atttypid;
+		cols->f[f].typmod = att->atttypmod;
+		cols->f[f].collid = att->attcollation;
+		cols->f[f].repr = wcfdw_repr_for(f, att->atttypid, relname);
+	}
+	if (cols->f[WCF_ROWKEY].attnum == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_COLUMN_NAME_NOT_FOUND),
+				 errmsg("foreign table \"%s\" has no column \"rowkey\"", relname),
+				 errhint("A widecol_fdw table needs a column rowkey of type text, varchar or bytea.")));
+}
+
+/*
+ * wcfdw_column_is_byte_ordered
+ *		Does PostgreSQL's order of this column equal the byte order of the
+ *		stored bytes?  (bytea, or text under a C collation; bigint and
+ *		timestamptz always.)
+ */
+bool
+wcfdw_column_is_byte_ordered(const WcFdwColumn *col)
+{
+	switch (col->repr)
+	{
+		case WCR_BYTEA:
+		case WCR_INT8:
+		case WCR_TIMESTAMPTZ:
+			return true;
+		case WCR_TEXT:
+			return OidIsValid(col->collid) && lc_collate_is_c(col->collid);
+		default:
+			return false;
+	}
+}
+
+/*
+ * wcfdw_converter_init
+ *		Columns plus the I/O functions the executor needs
+ */
+void
+wcfdw_converter_init(WcFdwConverter *conv, Relation rel)
+{
+	memset(conv, 0, sizeof(*conv));
+	wcfdw_get_columns(rel, &conv->cols);
+	conv->relname = pstrdup(RelationGetRelationName(rel));
+	if (conv->cols.f[WCF_VALUE].repr == WCR_BINARY)
+	{
+		Oid			typid = conv->cols.f[WCF_VALUE].typid;
+		Oid			sendfn;
+		Oid			recvfn;
+		bool		isvarlena;
+
+		getTypeBinaryOutputInfo(typid, &sendfn, &isvarlena);
+		getTypeBinaryInputInfo(typid, &recvfn, &conv->ioparam);
+		fmgr_info(sendfn, &conv->send);
+		fmgr_info(recvfn, &conv->recv);
+	}
+}
+
+int64
+wcfdw_timestamptz_to_ms(TimestampTz t)
+{
+	int64		us;
+
+	if (TIMESTAMP_NOT_FINITE(t) || pg_add_s64_overflow(t, WCFDW_EPOCH_DIFF_US, &us))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for column \"ts\""),
+				 errdetail("A cell timestamp must be a finite time.")));
+	/* floor division: keep millisecond precision, round toward -infinity */
+	if (us >= 0)
+		return us / 1000;
+	return -((-us + 999) / 1000);
+}
+
+int64
+wcfdw_now_ms(void)
+{
+	return wcfdw_timestamptz_to_ms(GetCurrentTimestamp());
+}
+
+/*
+ * wcfdw_ts_to_datum
+ *		A cell timestamp as the ts column's type
+ */
+Datum
+wcfdw_ts_to_datum(WcFdwConverter *conv, int64 ts)
+{
+	int64		us;
+
+	if (conv->cols.f[WCF_TS].repr == WCR_INT8)
+		return Int64GetDatum(ts);
+	if (pg_mul_s64_overflow(ts, 1000, &us) ||
+		pg_sub_s64_overflow(us, WCFDW_EPOCH_DIFF_US, &us) ||
+		!IS_VALID_TIMESTAMP(us))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("cell timestamp %lld of foreign table \"%s\" is out of range for type timestamp with time zone",
+						(long long) ts, conv->relname)));
+	return TimestampTzGetDatum(us);
+}
+
+int64
+wcfdw_datum_to_ts(WcFdwConverter *conv, Datum d)
+{
+	if (conv->cols.f[WCF_TS].repr == WCR_INT8)
+		return DatumGetInt64(d);
+	return wcfdw_timestamptz_to_ms(DatumGetTimestampTz(d));
+}
+
+/*
+ * wcfdw_bytes_to_datum
+ *		Cell bytes as the column's type, palloc'd in the current context
+ */
+Datum
+wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field, const uint8 *data, size_t len)
+{
+	WcFdwColumn *col = &conv->cols.f[field];
+
+	switch (col->repr)
+	{
+		case WCR_TEXT:
+			(void) pg_verifymbstr((const char *) data, (int) len, false);
+			return PointerGetDatum(cstring_to_text_with_len((const char *) data, (int) len));
+		case WCR_BYTEA:
+			{
+				bytea	   *b = (bytea *) palloc(len + VARHDRSZ);
+
+				SET_VARSIZE(b, len + VARHDRSZ);
+				memcpy(VARDATA(b), data, len);
+				return PointerGetDatum(b);
+			}
+		case WCR_BINARY:
+			{
+				StringInfoData buf;
+				Datum		result;
+
+				buf.data = palloc(len + 1);
+				memcpy(buf.data, data, len);
+				buf.data[len] = '\0';
+				buf.len = (int) len;
+				buf.maxlen = (int) len + 1;
+				buf.cursor = 0;
+				result = ReceiveFunctionCall(&conv->recv, &buf, conv->ioparam, col->typmod);
+				if (buf.cursor != buf.len)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+							 errmsg("incorrect binary data format in a value of foreign table \"%s\"",
+									conv->relname),
+							 errdetail("%d of %d bytes were not used by type %s.",
+									   buf.len - buf.cursor, buf.len,
+									   format_type_be(col->typid))));
+				return result;
+			}
+		default:
+			elog(ERROR, "unexpected representation %d of column %s", col->repr,
+				 wcfdw_field_names[field]);
+	}
+	return (Datum) 0;			/* keep compiler quiet */
+}
+
+/*
+ * wcfdw_datum_to_bytes
+ *		The bytes a non-null Datum is stored as; may palloc
+ */
+void
+wcfdw_datum_to_bytes(WcFdwConverter *conv, WcFdwField field, Datum d,
+					 const uint8 **data, size_t *len)
+{
+	WcFdwColumn *col = &conv->cols.f[field];
+
+	switch (col->repr)
+	{
+		case WCR_TEXT:
+		case WCR_BYTEA:
+			{
+				struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
+
+				*data = (const uint8 *) VARDATA_ANY(v);
+				*len = VARSIZE_ANY_EXHDR(v);
+				return;
+			}
+		case WCR_BINARY:
+			{
+				bytea	   *b = SendFunctionCall(&conv->send, d);
+
+				*data = (const uint8 *) VARDATA(b);
+				*len = VARSIZE(b) - VARHDRSZ;
+				return;
+			}
+		default:
+			elog(ERROR, "unexpected representation %d of column %s", col->repr,
+				 wcfdw_field_names[field]);
+	}
+}

@@ -1,0 +1,175 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddl.c
+ *		  DROP of a widecol foreign table removes its store at commit
+ *
+ * The store of a table is a directory outside the catalogs, so PostgreSQL
+ * does not know to remove it.  An object_access_hook sees every OAT_DROP of
+ * a relation while the catalogs still describe it (its server, hence its
+ * directory) and registers the directory with xact.c, which removes it at
+ * COMMIT and forgets it on ROLLBACK (or ROLLBACK TO a savepoint before the
+ * DROP).
+ *
+ * The hook exists only in backends that loaded this library.  An event
+ * trigger on ddl_command_start for the DROP commands that can reach a
+ * foreign table (DROP FOREIGN TABLE, SCHEMA, SERVER, OWNED, EXTENSION ...)
+ * calls widecol_fdw_drop_guard(), whose only job is to load the library
+ * before the DROP runs, so the hook is in place.  This also covers DROP
+ * EXTENSION widecol_fdw CASCADE, for which a sql_drop trigger would not fire
+ * (it is dropped by the same command).  DROP DATABASE needs nothing: stores
+ * live inside the database directory.
+ *
+ * A second event trigger, on ddl_command_end of CREATE and ALTER FOREIGN
+ * TABLE, checks the columns of widecol tables (names and types, see
+ * convert.c), so that a table that could never be read is refused when it is
+ * defined rather than at its first use.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
+#include "access/table.h"
+#include "commands/event_trigger.h"
+#include "executor/spi.h"
+#include "foreign/foreign.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "widecol_fdw.h"
+
+PG_FUNCTION_INFO_V1(widecol_fdw_drop_guard);
+PG_FUNCTION_INFO_V1(widecol_fdw_check_columns);
+
+static object_access_hook_type wcfdw_prev_object_access = NULL;
+
+/*
+ * wcfdw_is_widecol_table
+ *		Is relid a foreign table whose wrapper's handler is ours?
+ */
+bool
+wcfdw_is_widecol_table(Oid relid)
+{
+	Oid			serverid;
+	ForeignServer *server;
+	ForeignDataWrapper *fdw;
+	HeapTuple	tup;
+	bool		result = false;
+
+	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
+		return false;
+	serverid = GetForeignServerIdByRelId(relid);
+	server = GetForeignServer(serverid);
+	fdw = GetForeignDataWrapper(server->fdwid);
+	if (!OidIsValid(fdw->fdwhandler))
+		return false;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fdw->fdwhandler));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_proc proc = (Form_pg_proc) GETSTRUCT(tup);
+		bool		isnull;
+		Datum		src;
+
+		if (proc->prolang == ClanguageId)
+		{
+			src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+			if (!isnull && strcmp(TextDatumGetCString(src), "widecol_fdw_handler") == 0)
+				result = true;
+		}
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+static void
+wcfdw_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					int subId, void *arg)
+{
+	if (wcfdw_prev_object_access)
+		wcfdw_prev_object_access(access, classId, objectId, subId, arg);
+
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
+		wcfdw_is_widecol_table(objectId))
+	{
+		WcFdwTableOptions opts;
+		char	   *path;
+
+		wcfdw_get_table_options(objectId, &opts);
+		path = wcfdw_store_path(objectId, opts.directory);
+		wcfdw_xact_register_drop(objectId, path);
+		pfree(path);
+	}
+}
+
+void
+wcfdw_ddl_init(void)
+{
+	wcfdw_prev_object_access = object_access_hook;
+	object_access_hook = wcfdw_object_access;
+}
+
+/*
+ * widecol_fdw_drop_guard
+ *		Event trigger (ddl_command_start): loading this library is the point
+ */
+Datum
+widecol_fdw_drop_guard(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("widecol_fdw_drop_guard() must be called as an event trigger")));
+	PG_RETURN_VOID();
+}
+
+/*
+ * widecol_fdw_check_columns
+ *		Event trigger (ddl_command_end): the columns of new or altered
+ *		widecol tables must be cell fields of supported types
+ */
+Datum
+widecol_fdw_check_columns(PG_FUNCTION_ARGS)
+{
+	List	   *relids = NIL;
+	ListCell   *lc;
+	uint64		i;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("widecol_fdw_check_columns() must be called as an event trigger")));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands() "
+					"WHERE object_type IN ('foreign table', 'foreign table column')", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the commands of the event");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			relids = lappend_oid(relids, DatumGetObjectId(d));
+	}
+	SPI_finish();
+
+	foreach(lc, relids)
+	{
+		Oid			relid = lfirst_oid(lc);
+		Relation	rel;
+		WcFdwColumns cols;
+
+		if (!wcfdw_is_widecol_table(relid))
+			continue;
+		rel = table_open(relid, AccessShareLock);
+		wcfdw_get_columns(rel, &cols);
+		table_close(rel, AccessShareLock);
+	}
+	PG_RETURN_VOID();
+}

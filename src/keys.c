@@ -1,0 +1,719 @@
+/*-------------------------------------------------------------------------
+ *
+ * keys.c
+ *		  Pushed conditions, evaluated at execution -> what the engine reads
+ *
+ * wcfdw_compute_keys evaluates the conditions pushdown.c recognised (their
+ * values may change at every rescan) and intersects them:
+ *
+ *		rowkey		a sorted list of disjoint ranges: = and IN give points
+ *					(sorted, de-duplicated), < <= > >= give half ranges with
+ *					their exact inclusivity, a prefix p gives [p, p+1) where
+ *					p+1 drops trailing 0xff bytes and increments the last one
+ *		family		the declared families named by every = / IN
+ *		qualifier	= / IN sets intersected and filtered by the prefixes, or
+ *					the longest prefix when all prefixes agree
+ *		ts			an inclusive [min, max]; "ts < x" is max = x - 1, computed
+ *					without overflow; timestamptz values are rounded to the
+ *					cell milliseconds in the direction that keeps the range
+ *					exact
+ *
+ * A NULL value, an empty intersection or an undeclared family make the scan
+ * empty (keys->empty).  Everything is allocated in the caller's context.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "executor/executor.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "widecol_fdw.h"
+
+typedef struct WcFdwBytes
+{
+	uint8	   *data;
+	size_t		len;
+} WcFdwBytes;
+
+static int
+wcfdw_bytes_cmp(const uint8 *a, size_t alen, const uint8 *b, size_t blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return (alen < blen) ? -1 : (alen > blen) ? 1 : 0;
+}
+
+static int
+wcfdw_bytes_qsort_cmp(const void *a, const void *b)
+{
+	const WcFdwBytes *x = a;
+	const WcFdwBytes *y = b;
+
+	return wcfdw_bytes_cmp(x->data, x->len, y->data, y->len);
+}
+
+static WcFdwBytes
+wcfdw_varlena_bytes(Datum d)
+{
+	struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
+	WcFdwBytes	b;
+
+	b.len = VARSIZE_ANY_EXHDR(v);
+	b.data = palloc(b.len + 1);
+	memcpy(b.data, VARDATA_ANY(v), b.len);
+	return b;
+}
+
+/* Sorted, de-duplicated values of an array Datum (NULL elements dropped). */
+static WcFdwBytes *
+wcfdw_array_bytes(Datum arr, int *n)
+{
+	ArrayType  *a = DatumGetArrayTypeP(arr);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	WcFdwBytes *out;
+	int			i,
+				k = 0;
+
+	get_typlenbyvalalign(ARR_ELEMTYPE(a), &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(a, ARR_ELEMTYPE(a), elmlen, elmbyval, elmalign, &elems, &nulls, &nelems);
+	out = palloc(sizeof(WcFdwBytes) * Max(nelems, 1));
+	for (i = 0; i < nelems; i++)
+		if (!nulls[i])
+			out[k++] = wcfdw_varlena_bytes(elems[i]);
+	if (k > 1)
+	{
+		int			j = 0;
+
+		qsort(out, k, sizeof(WcFdwBytes), wcfdw_bytes_qsort_cmp);
+		for (i = 1; i < k; i++)
+			if (wcfdw_bytes_qsort_cmp(&out[j], &out[i]) != 0)
+				out[++j] = out[i];
+		k = j + 1;
+	}
+	*n = k;
+	return out;
+}
+
+/*
+ * wcfdw_like_prefix
+ *		The fixed prefix of a LIKE pattern (backslash escapes); *exact when the
+ *		pattern has no wildcard at all
+ */
+static WcFdwBytes
+wcfdw_like_prefix(WcFdwBytes pat, bool *exact)
+{
+	WcFdwBytes	out;
+	size_t		i;
+
+	out.data = palloc(pat.len + 1);
+	out.len = 0;
+	*exact = true;
+	for (i = 0; i < pat.len; i++)
+	{
+		uint8		c = pat.data[i];
+
+		if (c == '%' || c == '_')
+		{
+			*exact = false;
+			break;
+		}
+		if (c == '\\')
+		{
+			if (i + 1 >= pat.len)
+			{
+				*exact = false; /* invalid pattern: PostgreSQL's recheck errors */
+				break;
+			}
+			c = pat.data[++i];
+		}
+		out.data[out.len++] = c;
+	}
+	return out;
+}
+
+/* ranges while computing: bounds are WC_UNBOUNDED / WC_INCLUSIVE / WC_EXCLUSIVE */
+typedef struct WcFdwRange
+{
+	WcFdwBytes	lo;
+	int			lob;
+	WcFdwBytes	hi;
+	int			hib;
+} WcFdwRange;
+
+/* start bounds: unbounded first; with equal bytes inclusive before exclusive */
+static int
+wcfdw_start_cmp(const WcFdwRange *a, const WcFdwRange *b)
+{
+	int			c;
+
+	if (a->lob == WC_UNBOUNDED || b->lob == WC_UNBOUNDED)
+		return (b->lob == WC_UNBOUNDED) - (a->lob == WC_UNBOUNDED);
+	c = wcfdw_bytes_cmp(a->lo.data, a->lo.len, b->lo.data, b->lo.len);
+	if (c != 0)
+		return c;
+	return (a->lob == b->lob) ? 0 : (a->lob == WC_INCLUSIVE ? -1 : 1);
+}
+
+/* stop bounds: unbounded last; with equal bytes exclusive before inclusive */
+static int
+wcfdw_stop_cmp(const WcFdwRange *a, const WcFdwRange *b)
+{
+	int			c;
+
+	if (a->hib == WC_UNBOUNDED || b->hib == WC_UNBOUNDED)
+		return (a->hib == WC_UNBOUNDED) - (b->hib == WC_UNBOUNDED);
+	c = wcfdw_bytes_cmp(a->hi.data, a->hi.len, b->hi.data, b->hi.len);
+	if (c != 0)
+		return c;
+	return (a->hib == b->hib) ? 0 : (a->hib == WC_EXCLUSIVE ? -1 : 1);
+}
+
+static bool
+wcfdw_range_nonempty(const WcFdwRange *r)
+{
+	int			c;
+
+	if (r->lob == WC_UNBOUNDED || r->hib == WC_UNBOUNDED)
+		return true;
+	c = wcfdw_bytes_cmp(r->lo.data, r->lo.len, r->hi.data, r->hi.len);
+	if (c != 0)
+		return c < 0;
+	return r->lob == WC_INCLUSIVE && r->hib == WC_INCLUSIVE;
+}
+
+/*
+ * wcfdw_intersect
+ *		Intersection of two sorted lists of disjoint ranges (sorted, disjoint)
+ */
+static List *
+wcfdw_intersect(List *a, List *b)
+{
+	List	   *out = NIL;
+	int			i = 0,
+				j = 0;
+
+	while (i < list_length(a) && j < list_length(b))
+	{
+		WcFdwRange *x = list_nth(a, i);
+		WcFdwRange *y = list_nth(b, j);
+		WcFdwRange *r = palloc(sizeof(WcFdwRange));
+		int			sc = wcfdw_stop_cmp(x, y);
+
+		if (sc <= 0)
+		{
+			r->hi = x->hi;
+			r->hib = x->hib;
+		}
+		else
+		{
+			r->hi = y->hi;
+			r->hib = y->hib;
+		}
+		if (wcfdw_start_cmp(x, y) < 0)
+		{
+			r->lo = y->lo;
+			r->lob = y->lob;
+		}
+		else
+		{
+			r->lo = x->lo;
+			r->lob = x->lob;
+		}
+		if (wcfdw_range_nonempty(r))
+			out = lappend(out, r);
+		if (sc <= 0)
+			i++;
+		else
+			j++;
+	}
+	return out;
+}
+
+static WcFdwRange *
+wcfdw_make_range(WcFdwBytes lo, int lob, WcFdwBytes hi, int hib)
+{
+	WcFdwRange *r = palloc(sizeof(WcFdwRange));
+
+	r->lo = lo;
+	r->lob = lob;
+	r->hi = hi;
+	r->hib = hib;
+	return r;
+}
+
+/* [p, p+1): p+1 drops trailing 0xff bytes and increments the last byte */
+static WcFdwRange *
+wcfdw_prefix_range(WcFdwBytes p)
+{
+	WcFdwBytes	hi;
+	WcFdwBytes	none = {NULL, 0};
+
+	if (p.len == 0)
+		return wcfdw_make_range(none, WC_UNBOUNDED, none, WC_UNBOUNDED);
+	hi.data = palloc(p.len);
+	memcpy(hi.data, p.data, p.len);
+	hi.len = p.len;
+	while (hi.len > 0 && hi.data[hi.len - 1] == 0xff)
+		hi.len--;
+	if (hi.len == 0)
+		return wcfdw_make_range(p, WC_INCLUSIVE, none, WC_UNBOUNDED);
+	hi.data[hi.len - 1]++;
+	return wcfdw_make_range(p, WC_INCLUSIVE, hi, WC_EXCLUSIVE);
+}
+
+static bool
+wcfdw_has_prefix(WcFdwBytes v, WcFdwBytes p)
+{
+	return v.len >= p.len && memcmp(v.data, p.data, p.len) == 0;
+}
+
+/* int2/int4/int8 Datum as int64 */
+static int64
+wcfdw_int_value(Datum d, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/*
+ * wcfdw_ts_bound
+ *		Narrows [*min, *max] by "ts kind value"; false if nothing can match
+ *
+ * For timestamptz the value is in microseconds and cells in milliseconds:
+ * ms*1000 < u  <=>  ms <= ceil(u/1000) - 1, and so on.
+ */
+static bool
+wcfdw_ts_bound(WcFdwCondKind kind, Datum d, Oid type, WcFdwRepr repr,
+			   int64 *min, int64 *max)
+{
+	int64		lo,
+				hi;				/* the cells allowed: [lo, hi] */
+
+	if (repr == WCR_INT8)
+	{
+		int64		v = wcfdw_int_value(d, type);
+
+		lo = PG_INT64_MIN;
+		hi = PG_INT64_MAX;
+		switch (kind)
+		{
+			case WCK_EQ:
+				lo = hi = v;
+				break;
+			case WCK_LT:
+				if (v == PG_INT64_MIN)
+					return false;
+				hi = v - 1;
+				break;
+			case WCK_LE:
+				hi = v;
+				break;
+			case WCK_GT:
+				if (v == PG_INT64_MAX)
+					return false;
+				lo = v + 1;
+				break;
+			case WCK_GE:
+				lo = v;
+				break;
+			default:
+				break;
+		}
+	}
+	else
+	{
+		TimestampTz u = DatumGetTimestampTz(d);
+		int64		fl,
+					ce,
+					rem;
+		const int64 diff_ms = (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+
+		lo = PG_INT64_MIN;
+		hi = PG_INT64_MAX;
+		if (TIMESTAMP_IS_NOEND(u))
+		{
+			if (kind == WCK_LT || kind == WCK_LE)
+				return true;
+			return false;
+		}
+		if (TIMESTAMP_IS_NOBEGIN(u))
+		{
+			if (kind == WCK_GT || kind == WCK_GE)
+				return true;
+			return false;
+		}
+		fl = u / 1000;
+		rem = u % 1000;
+		if (rem < 0)
+		{
+			fl -= 1;
+			rem += 1000;
+		}
+		fl += diff_ms;
+		ce = fl + (rem != 0);
+		switch (kind)
+		{
+			case WCK_EQ:
+				if (rem != 0)
+					return false;
+				lo = hi = fl;
+				break;
+			case WCK_LT:
+				hi = ce - 1;
+				break;
+			case WCK_LE:
+				hi = fl;
+				break;
+			case WCK_GT:
+				lo = fl + 1;
+				break;
+			case WCK_GE:
+				lo = ce;
+				break;
+			default:
+				break;
+		}
+	}
+	if (lo > *min)
+		*min = lo;
+	if (hi < *max)
+		*max = hi;
+	return *min <= *max;
+}
+
+/*
+ * wcfdw_compute_keys
+ *		Evaluates the conditions and fills keys (allocated in the current
+ *		memory context).  With rowkey_only, only the rowkey ranges are
+ *		recomputed (a rescan whose other keys cannot change).
+ */
+void
+wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
+				   WcFdwConverter *conv, const WcFdwTableOptions *topts,
+				   bool rowkey_only, WcFdwScanKeys *keys)
+{
+	WcFdwBytes	none = {NULL, 0};
+	List	   *ranges;
+	bool		fam_set = false;
+	bool	   *fam_ok = palloc(sizeof(bool) * Max(topts->nfamilies, 1));
+	bool		qual_set = false;
+	WcFdwBytes *quals = NULL;
+	int			nquals = 0;
+	List	   *prefixes = NIL;
+	int64		ts_min = PG_INT64_MIN;
+	int64		ts_max = PG_INT64_MAX;
+	int			i;
+
+	if (!rowkey_only)
+		memset(keys, 0, sizeof(*keys));
+	keys->empty = false;
+	keys->ranges = NULL;
+	keys->nranges = 0;
+
+	ranges = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, none, WC_UNBOUNDED));
+	for (i = 0; i < topts->nfamilies; i++)
+		fam_ok[i] = true;
+
+	for (i = 0; i < nconds; i++)
+	{
+		WcFdwCondExec *c = &conds[i];
+		bool		isnull;
+		Datum		d;
+		WcFdwBytes *vals = NULL;
+		int			nvals = 0;
+		WcFdwCondKind kind;
+		int			k;
+
+		if (rowkey_only && c->field != WCF_ROWKEY)
+			continue;
+		d = ExecEvalExpr(c->state, econtext, &isnull);
+		if (isnull)
+		{
+			keys->empty = true;
+			return;
+		}
+
+		if (c->field == WCF_TS)
+		{
+			if (c->kind == WCK_IN)
+			{
+				/* the smallest range holding every value */
+				ArrayType  *a = DatumGetArrayTypeP(d);
+				Oid			et = ARR_ELEMTYPE(a);
+				int16		elmlen;
+				bool		elmbyval;
+				char		elmalign;
+				Datum	   *elems;
+				bool	   *nulls;
+				int			n;
+				int64		lo = PG_INT64_MAX,
+							hi = PG_INT64_MIN;
+				bool		any = false;
+
+				get_typlenbyvalalign(et, &elmlen, &elmbyval, &elmalign);
+				deconstruct_array(a, et, elmlen, elmbyval, elmalign, &elems, &nulls, &n);
+				for (k = 0; k < n; k++)
+				{
+					int64		emin = PG_INT64_MIN,
+								emax = PG_INT64_MAX;
+
+					if (nulls[k] ||
+						!wcfdw_ts_bound(WCK_EQ, elems[k], et, conv->cols.f[WCF_TS].repr,
+										&emin, &emax))
+						continue;
+					any = true;
+					lo = Min(lo, emin);
+					hi = Max(hi, emax);
+				}
+				if (!any)
+				{
+					keys->empty = true;
+					return;
+				}
+				ts_min = Max(ts_min, lo);
+				ts_max = Min(ts_max, hi);
+				if (ts_min > ts_max)
+				{
+					keys->empty = true;
+					return;
+				}
+			}
+			else if (!wcfdw_ts_bound(c->kind, d, c->exprtype, conv->cols.f[WCF_TS].repr,
+									 &ts_min, &ts_max))
+			{
+				keys->empty = true;
+				return;
+			}
+			continue;
+		}
+
+		/* byte-string fields: the values */
+		if (c->kind == WCK_IN)
+			vals = wcfdw_array_bytes(d, &nvals);
+		else
+		{
+			vals = palloc(sizeof(WcFdwBytes));
+			vals[0] = wcfdw_varlena_bytes(d);
+			nvals = 1;
+		}
+
+		kind = c->kind;
+		if (kind == WCK_LIKE)
+		{
+			bool		exact;
+
+			vals[0] = wcfdw_like_prefix(vals[0], &exact);
+			kind = exact ? WCK_EQ : WCK_PREFIX;
+		}
+
+		switch (c->field)
+		{
+			case WCF_ROWKEY:
+				{
+					List	   *these = NIL;
+
+					switch (kind)
+					{
+						case WCK_EQ:
+						case WCK_IN:
+							for (k = 0; k < nvals; k++)
+								these = lappend(these, wcfdw_make_range(vals[k], WC_INCLUSIVE,
+																		vals[k], WC_INCLUSIVE));
+							break;
+						case WCK_LT:
+							these = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, vals[0], WC_EXCLUSIVE));
+							break;
+						case WCK_LE:
+							these = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, vals[0], WC_INCLUSIVE));
+							break;
+						case WCK_GT:
+							these = list_make1(wcfdw_make_range(vals[0], WC_EXCLUSIVE, none, WC_UNBOUNDED));
+							break;
+						case WCK_GE:
+							these = list_make1(wcfdw_make_range(vals[0], WC_INCLUSIVE, none, WC_UNBOUNDED));
+							break;
+						case WCK_PREFIX:
+						case WCK_LIKE:
+							these = list_make1(wcfdw_prefix_range(vals[0]));
+							break;
+					}
+					ranges = wcfdw_intersect(ranges, these);
+					break;
+				}
+			case WCF_FAMILY:
+				{
+					bool	   *hit = palloc0(sizeof(bool) * Max(topts->nfamilies, 1));
+
+					for (k = 0; k < nvals; k++)
+					{
+						int			f = wcfdw_family_index(topts, (char *) vals[k].data, vals[k].len);
+
+						if (f >= 0)
+							hit[f] = true;
+					}
+					for (k = 0; k < topts->nfamilies; k++)
+						fam_ok[k] = fam_ok[k] && hit[k];
+					fam_set = true;
+					break;
+				}
+			case WCF_QUALIFIER:
+				if (kind == WCK_PREFIX)
+					prefixes = lappend(prefixes, &vals[0]);
+				else if (!qual_set)
+				{
+					quals = vals;
+					nquals = nvals;
+					qual_set = true;
+				}
+				else
+				{
+					/* intersect two sorted sets */
+					int			a = 0,
+								b = 0,
+								n = 0;
+					WcFdwBytes *out = palloc(sizeof(WcFdwBytes) * Max(nquals, 1));
+
+					while (a < nquals && b < nvals)
+					{
+						int			cmp = wcfdw_bytes_qsort_cmp(&quals[a], &vals[b]);
+
+						if (cmp == 0)
+						{
+							out[n++] = quals[a];
+							a++, b++;
+						}
+						else if (cmp < 0)
+							a++;
+						else
+							b++;
+					}
+					quals = out;
+					nquals = n;
+				}
+				break;
+			default:
+				break;
+		}
+	}
+
+	if (ranges == NIL)
+	{
+		keys->empty = true;
+		return;
+	}
+	if (!(list_length(ranges) == 1 &&
+		  ((WcFdwRange *) linitial(ranges))->lob == WC_UNBOUNDED &&
+		  ((WcFdwRange *) linitial(ranges))->hib == WC_UNBOUNDED))
+	{
+		ListCell   *lc;
+
+		keys->ranges = palloc(sizeof(wc_key_range) * list_length(ranges));
+		foreach(lc, ranges)
+		{
+			WcFdwRange *r = lfirst(lc);
+			wc_key_range *kr = &keys->ranges[keys->nranges++];
+
+			kr->start = r->lo.data;
+			kr->start_len = r->lo.len;
+			kr->start_bound = r->lob;
+			kr->stop = r->hi.data;
+			kr->stop_len = r->hi.len;
+			kr->stop_bound = r->hib;
+		}
+	}
+	if (rowkey_only)
+		return;
+
+	if (fam_set)
+	{
+		keys->families = palloc(sizeof(wc_slice) * Max(topts->nfamilies, 1));
+		for (i = 0; i < topts->nfamilies; i++)
+			if (fam_ok[i])
+			{
+				keys->families[keys->nfamilies].data = (const uint8 *) topts->families[i].name;
+				keys->families[keys->nfamilies].len = strlen(topts->families[i].name);
+				keys->nfamilies++;
+			}
+		if (keys->nfamilies == 0)
+		{
+			keys->empty = true;
+			return;
+		}
+	}
+
+	if (qual_set)
+	{
+		ListCell   *lc;
+		int			n = 0;
+
+		keys->quals = palloc(sizeof(wc_slice) * Max(nquals, 1));
+		for (i = 0; i < nquals; i++)
+		{
+			bool		ok = true;
+
+			foreach(lc, prefixes)
+				ok = ok && wcfdw_has_prefix(quals[i], *(WcFdwBytes *) lfirst(lc));
+			if (ok)
+			{
+				keys->quals[n].data = quals[i].data;
+				keys->quals[n].len = quals[i].len;
+				n++;
+			}
+		}
+		keys->nquals = n;
+		if (n == 0)
+		{
+			keys->empty = true;
+			return;
+		}
+	}
+	else if (prefixes != NIL)
+	{
+		WcFdwBytes *longest = NULL;
+		ListCell   *lc;
+
+		foreach(lc, prefixes)
+		{
+			WcFdwBytes *p = lfirst(lc);
+
+			if (longest == NULL || p->len > longest->len)
+				longest = p;
+		}
+		foreach(lc, prefixes)
+		{
+			if (!wcfdw_has_prefix(*longest, *(WcFdwBytes *) lfirst(lc)))
+			{
+				keys->empty = true;
+				return;
+			}
+		}
+		if (longest->len > 0)
+		{
+			keys->qual_prefixes = palloc(sizeof(wc_slice));
+			keys->qual_prefixes[0].data = longest->data;
+			keys->qual_prefixes[0].len = longest->len;
+			keys->nqual_prefixes = 1;
+		}
+	}
+
+	keys->ts_min = ts_min;
+	keys->ts_max = ts_max;
+}

@@ -1,0 +1,527 @@
+/*-------------------------------------------------------------------------
+ *
+ * modify.c
+ *		  INSERT, UPDATE, DELETE, COPY FROM and TRUNCATE
+ *
+ * Nothing is written here: every change goes into the transaction's pending
+ * batch for the store (xact.c) and reaches the disk at commit.  A cell
+ * version is identified by (rowkey, family, qualifier, ts); UPDATE and DELETE
+ * get these from row identity columns and need them declared.
+ *
+ * Checks, the same for every way in:
+ *		NULL rowkey, family, qualifier or value	23502 not_null_violation
+ *		empty rowkey, undeclared family			22023 invalid_parameter_value
+ *		rowkey > 64 KiB, qualifier > 1 MiB,
+ *		value > 256 MiB							54000 program_limit_exceeded
+ * A missing ts column or a NULL ts means the current time in milliseconds.
+ * A table without a family column writes to its only family; without a
+ * qualifier column the qualifier is empty; without a value column the value.
+ *
+ * UPDATE deletes the old version when its key changes and puts the new one.
+ * The puts are applied after all of the statement's deletes (EndForeignModify),
+ * so that a statement that shifts versions (SET ts = ts - 1) cannot delete a
+ * version it has just written.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/appendinfo.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "widecol_fdw.h"
+
+static const char *const wcfdw_junk_names[] = {
+	"wcfdw_rowkey", "wcfdw_family", "wcfdw_qualifier", "wcfdw_ts", "wcfdw_value"
+};
+
+typedef struct WcFdwModifyState
+{
+	Relation	rel;
+	WcFdwStore *store;
+	WcFdwConverter conv;
+	WcFdwTableOptions topts;
+	CmdType		operation;
+	CommandId	cid;			/* the command id at the start of the statement */
+	AttrNumber	junk[WCF_NFIELDS];	/* in the subplan's tlist, or 0 */
+	wc_batch   *deferred;		/* UPDATE: puts applied at the end */
+	MemoryContext tmpcxt;
+	MemoryContextCallback cb;
+} WcFdwModifyState;
+
+/* A cell key or a whole cell, as bytes. */
+typedef struct WcFdwCellBytes
+{
+	const uint8 *row;
+	size_t		row_len;
+	const uint8 *fam;
+	size_t		fam_len;
+	const uint8 *qual;
+	size_t		qual_len;
+	int64		ts;
+	bool		ts_null;
+	const uint8 *val;
+	size_t		val_len;
+} WcFdwCellBytes;
+
+int
+widecolIsForeignRelUpdatable(Relation rel)
+{
+	return (1 << CMD_INSERT) | (1 << CMD_UPDATE) | (1 << CMD_DELETE);
+}
+
+void
+widecolAddForeignUpdateTargets(PlannerInfo *root, Index rtindex,
+							   RangeTblEntry *target_rte, Relation target_relation)
+{
+	WcFdwColumns cols;
+	int			f;
+
+	wcfdw_get_columns(target_relation, &cols);
+	for (f = WCF_ROWKEY; f <= WCF_TS; f++)
+		if (cols.f[f].attnum == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot update or delete in foreign table \"%s\" without column \"%s\"",
+							RelationGetRelationName(target_relation), wcfdw_field_names[f]),
+					 errdetail("UPDATE and DELETE identify a cell version by its rowkey, family, qualifier and ts.")));
+	for (f = 0; f < WCF_NFIELDS; f++)
+	{
+		Var		   *var;
+
+		/* the value only for RETURNING of a DELETE */
+		if (cols.f[f].attnum == 0 || (f == WCF_VALUE && root->parse->returningList == NIL))
+			continue;
+		var = makeVar(rtindex, cols.f[f].attnum, cols.f[f].typid, cols.f[f].typmod,
+					  cols.f[f].collid, 0);
+		add_row_identity_var(root, var, rtindex, wcfdw_junk_names[f]);
+	}
+}
+
+List *
+widecolPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation,
+						 int subplan_index)
+{
+	/* a write replaces the same cell version anyway; say so rather than ignore it */
+	if (plan->onConflictAction != ONCONFLICT_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("INSERT with ON CONFLICT is not supported by widecol_fdw"),
+				 errdetail("A write of an existing (rowkey, family, qualifier, ts) replaces its value.")));
+	return NIL;
+}
+
+static void
+wcfdw_modify_cleanup(void *arg)
+{
+	WcFdwModifyState *ms = arg;
+
+	if (ms->deferred)
+		wc_batch_free(ms->deferred);
+	ms->deferred = NULL;
+}
+
+static WcFdwModifyState *
+wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan *subplan)
+{
+	WcFdwModifyState *ms = palloc0(sizeof(WcFdwModifyState));
+	int			f;
+
+	ms->rel = rinfo->ri_RelationDesc;
+	ms->operation = operation;
+	ms->cid = GetCurrentCommandId(true);	/* = es_output_cid; also set for COPY */
+	wcfdw_converter_init(&ms->conv, ms->rel);
+	wcfdw_get_table_options(RelationGetRelid(ms->rel), &ms->topts);
+	ms->tmpcxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw modify",
+									   ALLOCSET_DEFAULT_SIZES);
+	if (subplan && (operation == CMD_UPDATE || operation == CMD_DELETE))
+	{
+		for (f = 0; f < WCF_NFIELDS; f++)
+			ms->junk[f] = ExecFindJunkAttributeInTlist(subplan->targetlist, wcfdw_junk_names[f]);
+		for (f = WCF_ROWKEY; f <= WCF_TS; f++)
+			if (!AttributeNumberIsValid(ms->junk[f]))
+				elog(ERROR, "could not find junk column %s", wcfdw_junk_names[f]);
+	}
+	ms->store = wcfdw_store_get(ms->rel);
+	wcfdw_store_begin_statement(ms->store, estate);
+	ms->cb.func = wcfdw_modify_cleanup;
+	ms->cb.arg = ms;
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &ms->cb);
+	return ms;
+}
+
+void
+widecolBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+						  List *fdw_private, int subplan_index, int eflags)
+{
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	rinfo->ri_FdwState = wcfdw_modify_begin(mtstate->ps.state, rinfo, mtstate->operation,
+											outerPlanState(mtstate)->plan);
+}
+
+void
+widecolBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
+{
+	rinfo->ri_FdwState = wcfdw_modify_begin(mtstate->ps.state, rinfo, CMD_INSERT, NULL);
+}
+
+static void
+wcfdw_null_error(WcFdwModifyState *ms, WcFdwField f)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NOT_NULL_VIOLATION),
+			 errmsg("null value in column \"%s\" of foreign table \"%s\" violates not-null constraint",
+					wcfdw_field_names[f], RelationGetRelationName(ms->rel)),
+			 errdetail("A cell needs a rowkey, a family, a qualifier and a value (the last two may be empty); only a NULL ts is allowed, meaning now.")));
+}
+
+static void
+wcfdw_size_error(WcFdwModifyState *ms, WcFdwField f, size_t len, size_t limit)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s too long for foreign table \"%s\"",
+					wcfdw_field_names[f], RelationGetRelationName(ms->rel)),
+			 errdetail("The %s has %zu bytes; the limit is %zu.", wcfdw_field_names[f], len, limit)));
+}
+
+/*
+ * wcfdw_field_bytes
+ *		The bytes of field f in values/nulls (a tuple of the table, or the
+ *		junk columns of a plan slot when attno is given)
+ */
+static bool
+wcfdw_field_bytes(WcFdwModifyState *ms, TupleTableSlot *slot, AttrNumber attno, WcFdwField f,
+				  const uint8 **data, size_t *len)
+{
+	bool		isnull;
+	Datum		d;
+
+	d = slot_getattr(slot, attno, &isnull);
+	if (isnull)
+		return false;
+	wcfdw_datum_to_bytes(&ms->conv, f, d, data, len);
+	return true;
+}
+
+/*
+ * wcfdw_cell_from_slot
+ *		The cell a tuple of the table describes, checked
+ */
+static void
+wcfdw_cell_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, WcFdwCellBytes *c)
+{
+	WcFdwColumns *cols = &ms->conv.cols;
+	static const uint8 empty[1] = {0};
+	int			fi;
+
+	memset(c, 0, sizeof(*c));
+	slot_getallattrs(slot);
+
+	if (!wcfdw_field_bytes(ms, slot, cols->f[WCF_ROWKEY].attnum, WCF_ROWKEY, &c->row, &c->row_len))
+		wcfdw_null_error(ms, WCF_ROWKEY);
+	if (c->row_len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rowkey must not be empty in foreign table \"%s\"",
+						RelationGetRelationName(ms->rel))));
+	if (c->row_len > WC_MAX_ROWKEY)
+		wcfdw_size_error(ms, WCF_ROWKEY, c->row_len, WC_MAX_ROWKEY);
+
+	if (cols->f[WCF_FAMILY].attnum == 0)
+	{
+		if (ms->topts.nfamilies != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("foreign table \"%s\" has no column \"family\" and more than one family",
+							RelationGetRelationName(ms->rel)),
+					 errhint("Declare a column family, or give the table a single family.")));
+		c->fam = (const uint8 *) ms->topts.families[0].name;
+		c->fam_len = strlen(ms->topts.families[0].name);
+	}
+	else if (!wcfdw_field_bytes(ms, slot, cols->f[WCF_FAMILY].attnum, WCF_FAMILY, &c->fam, &c->fam_len))
+		wcfdw_null_error(ms, WCF_FAMILY);
+	fi = wcfdw_family_index(&ms->topts, (const char *) c->fam, c->fam_len);
+	if (fi < 0)
+	{
+		StringInfoData fams;
+		int			i;
+
+		initStringInfo(&fams);
+		for (i = 0; i < ms->topts.nfamilies; i++)
+			appendStringInfo(&fams, "%s%s", i ? ", " : "", ms->topts.families[i].name);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("family \"%s\" is not declared for foreign table \"%s\"",
+						pnstrdup((const char *) c->fam, c->fam_len),
+						RelationGetRelationName(ms->rel)),
+				 errhint("The families of the table are: %s.", fams.data)));
+	}
+	/* the declared name: stable memory */
+	c->fam = (const uint8 *) ms->topts.families[fi].name;
+
+	if (cols->f[WCF_QUALIFIER].attnum == 0)
+	{
+		c->qual = empty;
+		c->qual_len = 0;
+	}
+	else if (!wcfdw_field_bytes(ms, slot, cols->f[WCF_QUALIFIER].attnum, WCF_QUALIFIER,
+								&c->qual, &c->qual_len))
+		wcfdw_null_error(ms, WCF_QUALIFIER);
+	if (c->qual_len > WC_MAX_QUALIFIER)
+		wcfdw_size_error(ms, WCF_QUALIFIER, c->qual_len, WC_MAX_QUALIFIER);
+
+	c->ts_null = true;
+	if (cols->f[WCF_TS].attnum != 0)
+	{
+		bool		isnull;
+		Datum		d = slot_getattr(slot, cols->f[WCF_TS].attnum, &isnull);
+
+		if (!isnull)
+		{
+			c->ts = wcfdw_datum_to_ts(&ms->conv, d);
+			c->ts_null = false;
+			/* the engine keeps the largest timestamp for tombstones */
+			if (c->ts == PG_INT64_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+						 errmsg("ts out of range for foreign table \"%s\"",
+								RelationGetRelationName(ms->rel)),
+						 errdetail("The largest cell timestamp is " INT64_FORMAT ".",
+								   PG_INT64_MAX - 1)));
+		}
+	}
+	if (c->ts_null)
+		c->ts = wcfdw_now_ms();
+
+	if (cols->f[WCF_VALUE].attnum == 0)
+	{
+		c->val = empty;
+		c->val_len = 0;
+	}
+	else if (!wcfdw_field_bytes(ms, slot, cols->f[WCF_VALUE].attnum, WCF_VALUE, &c->val, &c->val_len))
+		wcfdw_null_error(ms, WCF_VALUE);
+	if (c->val_len > WC_MAX_VALUE)
+		wcfdw_size_error(ms, WCF_VALUE, c->val_len, WC_MAX_VALUE);
+}
+
+static void
+wcfdw_put(WcFdwModifyState *ms, wc_batch *b, const WcFdwCellBytes *c)
+{
+	wc_err		err;
+	int			rc;
+
+	wc_err_clear(&err);
+	rc = wc_batch_put(b, c->fam, c->fam_len, c->row, c->row_len, c->qual, c->qual_len,
+					  c->ts, c->val, c->val_len, &err);
+	wcfdw_check(rc, &err, "buffer a write to the", RelationGetRelationName(ms->rel));
+}
+
+/* A NULL ts became "now": show it in RETURNING. */
+static TupleTableSlot *
+wcfdw_fill_ts(WcFdwModifyState *ms, TupleTableSlot *slot, const WcFdwCellBytes *c)
+{
+	AttrNumber	a = ms->conv.cols.f[WCF_TS].attnum;
+	HeapTuple	tup;
+	Datum		value;
+	bool		isnull = false;
+	int			attnum = a;
+
+	if (!c->ts_null || a == 0)
+		return slot;
+	value = wcfdw_ts_to_datum(&ms->conv, c->ts);
+	tup = ExecCopySlotHeapTuple(slot);
+	tup = heap_modify_tuple_by_cols(tup, RelationGetDescr(ms->rel), 1, &attnum, &value, &isnull);
+	ExecForceStoreHeapTuple(tup, slot, true);
+	return slot;
+}
+
+TupleTableSlot *
+widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+						 TupleTableSlot *planSlot)
+{
+	WcFdwModifyState *ms = rinfo->ri_FdwState;
+	WcFdwCellBytes c;
+	MemoryContext old;
+
+	MemoryContextReset(ms->tmpcxt);
+	old = MemoryContextSwitchTo(ms->tmpcxt);
+	wcfdw_cell_from_slot(ms, slot, &c);
+	wcfdw_put(ms, wcfdw_write_batch(ms->store, ms->cid), &c);
+	MemoryContextSwitchTo(old);
+	return wcfdw_fill_ts(ms, slot, &c);
+}
+
+TupleTableSlot **
+widecolExecForeignBatchInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot **slots,
+							  TupleTableSlot **planSlots, int *numSlots)
+{
+	int			i;
+
+	for (i = 0; i < *numSlots; i++)
+		slots[i] = widecolExecForeignInsert(estate, rinfo, slots[i],
+											planSlots ? planSlots[i] : NULL);
+	return slots;
+}
+
+int
+widecolGetForeignModifyBatchSize(ResultRelInfo *rinfo)
+{
+	TriggerDesc *trigdesc = rinfo->ri_TrigDesc;
+
+	/* as postgres_fdw: no batching with RETURNING or row triggers */
+	if (rinfo->ri_projectReturning != NULL ||
+		(trigdesc && (trigdesc->trig_insert_after_row || trigdesc->trig_insert_before_row)))
+		return 1;
+	return 1000;
+}
+
+/* The (old) key of the cell version the plan slot's junk columns name. */
+static void
+wcfdw_key_from_junk(WcFdwModifyState *ms, TupleTableSlot *planSlot, WcFdwCellBytes *c)
+{
+	bool		isnull;
+	Datum		d;
+
+	memset(c, 0, sizeof(*c));
+	if (!wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_ROWKEY], WCF_ROWKEY, &c->row, &c->row_len) ||
+		!wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_FAMILY], WCF_FAMILY, &c->fam, &c->fam_len) ||
+		!wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_QUALIFIER], WCF_QUALIFIER, &c->qual, &c->qual_len))
+		elog(ERROR, "cell identity of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
+	d = ExecGetJunkAttribute(planSlot, ms->junk[WCF_TS], &isnull);
+	if (isnull)
+		elog(ERROR, "cell identity of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
+	c->ts = wcfdw_datum_to_ts(&ms->conv, d);
+}
+
+static void
+wcfdw_delete_version(WcFdwModifyState *ms, const WcFdwCellBytes *c)
+{
+	wc_err		err;
+	int			rc;
+
+	wc_err_clear(&err);
+	rc = wc_batch_delete_version(wcfdw_write_batch(ms->store, ms->cid), c->fam, c->fam_len,
+								 c->row, c->row_len, c->qual, c->qual_len, c->ts, &err);
+	wcfdw_check(rc, &err, "buffer a delete in the", RelationGetRelationName(ms->rel));
+}
+
+static bool
+wcfdw_same_bytes(const uint8 *a, size_t alen, const uint8 *b, size_t blen)
+{
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+TupleTableSlot *
+widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+						 TupleTableSlot *planSlot)
+{
+	WcFdwModifyState *ms = rinfo->ri_FdwState;
+	WcFdwCellBytes old_key;
+	WcFdwCellBytes c;
+	MemoryContext old;
+
+	MemoryContextReset(ms->tmpcxt);
+	old = MemoryContextSwitchTo(ms->tmpcxt);
+	wcfdw_key_from_junk(ms, planSlot, &old_key);
+	wcfdw_cell_from_slot(ms, slot, &c);
+
+	if (!(wcfdw_same_bytes(old_key.row, old_key.row_len, c.row, c.row_len) &&
+		  wcfdw_same_bytes(old_key.fam, old_key.fam_len, c.fam, strlen((const char *) c.fam)) &&
+		  wcfdw_same_bytes(old_key.qual, old_key.qual_len, c.qual, c.qual_len) &&
+		  old_key.ts == c.ts))
+		wcfdw_delete_version(ms, &old_key);
+
+	if (ms->deferred == NULL)
+	{
+		ms->deferred = wc_batch_new();
+		if (ms->deferred == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	c.fam_len = strlen((const char *) c.fam);
+	wcfdw_put(ms, ms->deferred, &c);
+	MemoryContextSwitchTo(old);
+	return wcfdw_fill_ts(ms, slot, &c);
+}
+
+TupleTableSlot *
+widecolExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+						 TupleTableSlot *planSlot)
+{
+	WcFdwModifyState *ms = rinfo->ri_FdwState;
+	WcFdwCellBytes c;
+	MemoryContext old;
+	int			f;
+
+	MemoryContextReset(ms->tmpcxt);
+	old = MemoryContextSwitchTo(ms->tmpcxt);
+	wcfdw_key_from_junk(ms, planSlot, &c);
+	wcfdw_delete_version(ms, &c);
+	MemoryContextSwitchTo(old);
+
+	/* for RETURNING: the deleted version, from the identity columns */
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	for (f = 0; f < WCF_NFIELDS; f++)
+	{
+		AttrNumber	a = ms->conv.cols.f[f].attnum;
+		bool		isnull;
+
+		if (a == 0 || !AttributeNumberIsValid(ms->junk[f]))
+			continue;
+		slot->tts_values[a - 1] = ExecGetJunkAttribute(planSlot, ms->junk[f], &isnull);
+		slot->tts_isnull[a - 1] = isnull;
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+void
+widecolEndForeignModify(EState *estate, ResultRelInfo *rinfo)
+{
+	WcFdwModifyState *ms = rinfo->ri_FdwState;
+
+	if (ms == NULL)
+		return;
+	if (ms->deferred)
+	{
+		wc_err		err;
+		int			rc;
+
+		wc_err_clear(&err);
+		rc = wc_batch_append(wcfdw_write_batch(ms->store, ms->cid), ms->deferred, &err);
+		wc_batch_free(ms->deferred);
+		ms->deferred = NULL;
+		wcfdw_check(rc, &err, "buffer a write to the", RelationGetRelationName(ms->rel));
+	}
+}
+
+void
+widecolEndForeignInsert(EState *estate, ResultRelInfo *rinfo)
+{
+	widecolEndForeignModify(estate, rinfo);
+}
+
+void
+widecolExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs)
+{
+	ListCell   *lc;
+
+	foreach(lc, rels)
+	{
+		Relation	rel = lfirst(lc);
+		WcFdwStore *store = wcfdw_store_get(rel);
+		wc_err		err;
+		int			rc;
+
+		wc_err_clear(&err);
+		rc = wc_batch_truncate(wcfdw_write_batch(store, GetCurrentCommandId(true)), &err);
+		wcfdw_check(rc, &err, "truncate the", RelationGetRelationName(rel));
+	}
+}

@@ -1,0 +1,453 @@
+/*-------------------------------------------------------------------------
+ *
+ * option.c
+ *		  Options of widecol_fdw: the validator and the parsed table options
+ *
+ * Foreign table options:
+ *		families		required; comma-separated family names
+ *		max_versions	newest N versions of a cell kept (default 3, 0 = all)
+ *		ttl				an interval; versions older than now - ttl are gone
+ *		compression		lz4 (default) or none
+ *		"<family>.max_versions", "<family>.ttl", "<family>.compression"
+ *						the same for one family; the table-level ones are the
+ *						defaults of every family
+ * Server options:
+ *		directory		stores live in <directory>/<dboid>_<reloid> instead of
+ *						the database directory (superuser only)
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "access/reloptions.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_foreign_table.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "common/relpath.h"
+#include "datatype/timestamp.h"
+#include "foreign/foreign.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "common/int.h"
+#include "utils/timestamp.h"
+
+#include "widecol_fdw.h"
+
+PG_FUNCTION_INFO_V1(widecol_fdw_validator);
+
+#define WCFDW_DEFAULT_MAX_VERSIONS 3
+
+static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", NULL};
+static const char *const family_options[] = {"max_versions", "ttl", "compression", NULL};
+
+/*
+ * wcfdw_parse_families
+ *		Splits a families option into trimmed names; ERROR on a bad list
+ */
+static List *
+wcfdw_parse_families(const char *value)
+{
+	List	   *names = NIL;
+	char	   *copy = pstrdup(value);
+	char	   *p = copy;
+
+	for (;;)
+	{
+		char	   *comma = strchr(p, ',');
+		char	   *end;
+		ListCell   *lc;
+
+		if (comma)
+			*comma = '\0';
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n'))
+			*--end = '\0';
+		if (*p == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for option \"families\": \"%s\"", value),
+					 errdetail("A family name must not be empty."),
+					 errhint("Give a comma-separated list such as 'contents,anchor'.")));
+		if (strlen(p) > WC_MAX_FAMILY)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for option \"families\""),
+					 errdetail("Family name \"%s\" is longer than %d bytes.", p, WC_MAX_FAMILY)));
+		foreach(lc, names)
+		{
+			if (strcmp((char *) lfirst(lc), p) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("invalid value for option \"families\": \"%s\"", value),
+						 errdetail("Family \"%s\" is listed twice.", p)));
+		}
+		names = lappend(names, p);
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	if (list_length(names) > WC_MAX_FAMILIES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"families\""),
+				 errdetail("A table may have at most %d families.", WC_MAX_FAMILIES)));
+	return names;
+}
+
+static uint32
+wcfdw_parse_max_versions(const char *name, const char *value)
+{
+	char	   *end;
+	long		n;
+
+	errno = 0;
+	n = strtol(value, &end, 10);
+	while (*end == ' ')
+		end++;
+	if (errno != 0 || end == value || *end != '\0' || n < 0 || n > INT_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("Give a whole number of versions to keep, or 0 to keep all of them.")));
+	return (uint32) n;
+}
+
+/*
+ * wcfdw_parse_ttl
+ *		An interval in milliseconds; 0 means no ttl
+ *
+ * Months and years are refused: they have no fixed length in milliseconds.
+ */
+static int64
+wcfdw_parse_ttl(const char *name, const char *value)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	Interval   *volatile iv = NULL;
+	int64		ms;
+
+	PG_TRY();
+	{
+		iv = DatumGetIntervalP(DirectFunctionCall3(interval_in,
+												   CStringGetDatum(value),
+												   ObjectIdGetDatum(InvalidOid),
+												   Int32GetDatum(-1)));
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		FlushErrorState();
+		iv = NULL;
+	}
+	PG_END_TRY();
+
+	if (iv == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("Give an interval such as '7 days' or '36 hours'.")));
+	if (iv->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errdetail("Months and years have no fixed length."),
+				 errhint("Give the ttl in days or smaller units, such as '30 days'.")));
+	if (pg_mul_s64_overflow((int64) iv->day, INT64CONST(86400000), &ms) ||
+		pg_add_s64_overflow(ms, iv->time / 1000, &ms))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errdetail("The interval is out of range.")));
+	if (ms < 0 || (iv->day < 0) || (ms == 0 && (iv->day != 0 || iv->time != 0)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errdetail("A ttl must be at least 1 millisecond, or 0 for none.")));
+	return ms;
+}
+
+static int
+wcfdw_parse_compression(const char *name, const char *value)
+{
+	if (pg_strcasecmp(value, "lz4") == 0)
+		return WC_COMPRESS_LZ4;
+	if (pg_strcasecmp(value, "none") == 0)
+		return WC_COMPRESS_NONE;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+			 errhint("Valid values are \"lz4\" and \"none\".")));
+	return WC_COMPRESS_NONE;	/* keep compiler quiet */
+}
+
+/*
+ * wcfdw_split_family_option
+ *		"fam.opt" -> (fam, opt) when opt is a per-family option name
+ */
+static bool
+wcfdw_split_family_option(const char *name, char **family, const char **option)
+{
+	const char *dot = strrchr(name, '.');
+	int			i;
+
+	if (dot == NULL || dot == name)
+		return false;
+	for (i = 0; family_options[i]; i++)
+	{
+		if (strcmp(dot + 1, family_options[i]) == 0)
+		{
+			*family = pnstrdup(name, dot - name);
+			*option = family_options[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static void
+wcfdw_invalid_option(const char *name, Oid catalog)
+{
+	const char *valid;
+
+	if (catalog == ForeignTableRelationId)
+		valid = "families, max_versions, ttl, compression, "
+			"\"<family>.max_versions\", \"<family>.ttl\", \"<family>.compression\"";
+	else if (catalog == ForeignServerRelationId)
+		valid = "directory";
+	else
+		valid = NULL;
+
+	if (valid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("invalid option \"%s\"", name),
+				 errhint("Valid options in this context are: %s.", valid)));
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+			 errmsg("invalid option \"%s\"", name),
+			 errhint("There are no valid options in this context.")));
+}
+
+/*
+ * widecol_fdw_validator
+ *		Checks the options of the FDW, a server, a user mapping, a table or a column
+ */
+Datum
+widecol_fdw_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			catalog = PG_GETARG_OID(1);
+	List	   *families = NIL;
+	bool		have_families = false;
+	ListCell   *lc;
+
+	/* first pass: option names, and the families list */
+	foreach(lc, options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+		char	   *fam;
+		const char *opt;
+		bool		ok = false;
+		int			i;
+
+		if (catalog == ForeignTableRelationId)
+		{
+			for (i = 0; table_options[i]; i++)
+				if (strcmp(def->defname, table_options[i]) == 0)
+					ok = true;
+			if (!ok && wcfdw_split_family_option(def->defname, &fam, &opt))
+				ok = true;
+			if (strcmp(def->defname, "families") == 0)
+			{
+				families = wcfdw_parse_families(defGetString(def));
+				have_families = true;
+			}
+		}
+		else if (catalog == ForeignServerRelationId)
+		{
+			if (strcmp(def->defname, "directory") == 0)
+			{
+				const char *dir = defGetString(def);
+
+				if (!superuser())
+					ereport(ERROR,
+							(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+							 errmsg("permission denied to set option \"directory\""),
+							 errhint("Only a superuser may set where stores are kept.")));
+				if (!is_absolute_path(dir))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("invalid value for option \"directory\": \"%s\"", dir),
+							 errhint("Give an absolute path.")));
+				ok = true;
+			}
+		}
+		if (!ok)
+			wcfdw_invalid_option(def->defname, catalog);
+	}
+
+	if (catalog == ForeignTableRelationId && !have_families)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("option \"families\" is required for a widecol_fdw foreign table"),
+				 errhint("Add OPTIONS (families 'f1,f2') naming the column families.")));
+
+	/* second pass: values */
+	foreach(lc, options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+		char	   *fam = NULL;
+		const char *opt = def->defname;
+
+		if (catalog != ForeignTableRelationId || strcmp(opt, "families") == 0)
+			continue;
+		if (strcmp(opt, "max_versions") != 0 && strcmp(opt, "ttl") != 0 &&
+			strcmp(opt, "compression") != 0)
+		{
+			ListCell   *lf;
+			bool		found = false;
+			StringInfoData declared;
+
+			wcfdw_split_family_option(def->defname, &fam, &opt);
+			initStringInfo(&declared);
+			foreach(lf, families)
+			{
+				if (strcmp((char *) lfirst(lf), fam) == 0)
+					found = true;
+				appendStringInfo(&declared, "%s%s", declared.len ? ", " : "",
+								 (char *) lfirst(lf));
+			}
+			if (!found)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						 errmsg("invalid option \"%s\"", def->defname),
+						 errdetail("\"%s\" is not a family of the table.", fam),
+						 errhint("The families of the table are: %s.", declared.data)));
+		}
+		if (strcmp(opt, "max_versions") == 0)
+			(void) wcfdw_parse_max_versions(def->defname, defGetString(def));
+		else if (strcmp(opt, "ttl") == 0)
+			(void) wcfdw_parse_ttl(def->defname, defGetString(def));
+		else
+			(void) wcfdw_parse_compression(def->defname, defGetString(def));
+	}
+
+	PG_RETURN_VOID();
+}
+
+/*
+ * wcfdw_get_table_options
+ *		Families with their effective settings, and the server's directory
+ */
+void
+wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
+{
+	ForeignTable *table = GetForeignTable(relid);
+	ForeignServer *server = GetForeignServer(table->serverid);
+	List	   *names = NIL;
+	uint32		max_versions = WCFDW_DEFAULT_MAX_VERSIONS;
+	int64		ttl = 0;
+	int			compression = WC_COMPRESS_LZ4;
+	ListCell   *lc;
+	int			i;
+
+	memset(opts, 0, sizeof(*opts));
+	foreach(lc, server->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "directory") == 0)
+			opts->directory = pstrdup(defGetString(def));
+	}
+
+	foreach(lc, table->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "families") == 0)
+			names = wcfdw_parse_families(defGetString(def));
+		else if (strcmp(def->defname, "max_versions") == 0)
+			max_versions = wcfdw_parse_max_versions(def->defname, defGetString(def));
+		else if (strcmp(def->defname, "ttl") == 0)
+			ttl = wcfdw_parse_ttl(def->defname, defGetString(def));
+		else if (strcmp(def->defname, "compression") == 0)
+			compression = wcfdw_parse_compression(def->defname, defGetString(def));
+	}
+	if (names == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("foreign table \"%s\" has no option \"families\"", get_rel_name(relid))));
+
+	opts->nfamilies = list_length(names);
+	opts->families = palloc0(sizeof(wc_family_opts) * opts->nfamilies);
+	i = 0;
+	foreach(lc, names)
+	{
+		opts->families[i].name = (char *) lfirst(lc);
+		opts->families[i].max_versions = max_versions;
+		opts->families[i].ttl_ms = ttl;
+		opts->families[i].compression = compression;
+		i++;
+	}
+
+	foreach(lc, table->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+		char	   *fam;
+		const char *opt;
+
+		if (!wcfdw_split_family_option(def->defname, &fam, &opt))
+			continue;
+		i = wcfdw_family_index(opts, fam, strlen(fam));
+		if (i < 0)
+			continue;
+		if (strcmp(opt, "max_versions") == 0)
+			opts->families[i].max_versions = wcfdw_parse_max_versions(def->defname, defGetString(def));
+		else if (strcmp(opt, "ttl") == 0)
+			opts->families[i].ttl_ms = wcfdw_parse_ttl(def->defname, defGetString(def));
+		else
+			opts->families[i].compression = wcfdw_parse_compression(def->defname, defGetString(def));
+	}
+}
+
+/*
+ * wcfdw_family_index
+ *		Position of a family among the table's, or -1
+ */
+int
+wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len)
+{
+	int			i;
+
+	for (i = 0; i < opts->nfamilies; i++)
+	{
+		const char *f = opts->families[i].name;
+
+		if (strlen(f) == len && memcmp(f, name, len) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * wcfdw_store_path
+ *		Directory of a table's store
+ *
+ * By default inside the database's own directory, so that DROP DATABASE
+ * removes it with everything else.
+ */
+char *
+wcfdw_store_path(Oid relid, const char *directory)
+{
+	if (directory)
+		return psprintf("%s/%u_%u", directory, MyDatabaseId, relid);
+	return psprintf("%s/%s/widecol_%u", DataDir,
+					GetDatabasePath(MyDatabaseId, MyDatabaseTableSpace), relid);
+}

@@ -1,0 +1,346 @@
+/*-------------------------------------------------------------------------
+ *
+ * pushdown.c
+ *		  Quals on rowkey, family, qualifier and ts -> what the engine reads
+ *
+ * At plan time (wcfdw_cond_from_clause) a clause is recognised as a
+ * condition "field OP expr" where expr does not refer to the scanned table
+ * and is not volatile: a Const, a Param (prepared statements, generic plans),
+ * an outer Var of a parameterized nested loop (turned into a Param by the
+ * planner), or a stable expression.  The expression is evaluated at
+ * execution, for every (re)scan, and wcfdw_compute_keys (keys.c) turns the
+ * values into sorted, disjoint rowkey ranges, a family list, a qualifier
+ * filter and an inclusive time range.
+ *
+ * Every pushed clause also stays in the plan's qual, so PostgreSQL rechecks
+ * it: the keys only have to describe a superset of the matching cells.
+ *
+ * Where a condition is valid:
+ *		= and IN		any deterministic collation: equal text is equal bytes
+ *		< <= > >=		bytea, text under a "C" collation, text_pattern_ops
+ *						operators: PostgreSQL's order is then byte order
+ *		LIKE, starts_with	any deterministic collation: a LIKE pattern
+ *						'p%' matches exactly the values whose bytes start
+ *						with p, which is the byte range [p, p+1)
+ *		ts				bigint with int2/int4/int8 values, timestamptz with
+ *						timestamptz values (rounded to the cell milliseconds)
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "catalog/pg_am.h"
+#include "datatype/timestamp.h"
+#include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
+
+#include "widecol_fdw.h"
+
+
+/*
+ * wcfdw_column_field
+ *		The cell field of node if it is a column of baserel, else -1
+ */
+static int
+wcfdw_column_field(Node *node, RelOptInfo *baserel, const WcFdwColumns *cols)
+{
+	Var		   *var;
+	int			f;
+
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	if (node == NULL || !IsA(node, Var))
+		return -1;
+	var = (Var *) node;
+	if (var->varno != baserel->relid || var->varlevelsup != 0 || var->varattno <= 0)
+		return -1;
+	for (f = 0; f < WCF_NFIELDS; f++)
+		if (cols->f[f].attnum == var->varattno)
+			return f;
+	return -1;
+}
+
+/* Can expr be evaluated at execution, once per scan? */
+static bool
+wcfdw_is_scan_constant(PlannerInfo *root, RelOptInfo *baserel, Node *expr)
+{
+	return !bms_is_member(baserel->relid, pull_varnos(root, expr)) &&
+		!contain_volatile_functions(expr) &&
+		!contain_subplans(expr);
+}
+
+static Oid
+wcfdw_ts_opfamily(Oid typid)
+{
+	static Oid	tstz_family = InvalidOid;
+
+	if (typid == INT8OID)
+		return INTEGER_BTREE_FAM_OID;
+	if (!OidIsValid(tstz_family))
+		tstz_family = get_opclass_family(GetDefaultOpClass(TIMESTAMPTZOID, BTREE_AM_OID));
+	return tstz_family;
+}
+
+/*
+ * wcfdw_classify_op
+ *		The btree strategy of opno for a column of field/repr with the other
+ *		side of type othertype, or 0 if the engine cannot use it
+ */
+static int
+wcfdw_classify_op(Oid opno, Oid inputcollid, const WcFdwColumn *col, WcFdwField field,
+				  Oid coltype, Oid othertype)
+{
+	Oid			ltype,
+				rtype;
+	int			strategy;
+
+	op_input_types(opno, &ltype, &rtype);
+
+	switch (col->repr)
+	{
+		case WCR_TEXT:
+		case WCR_BYTEA:
+			{
+				Oid			want = (col->repr == WCR_TEXT) ? TEXTOID : BYTEAOID;
+				bool		byte_order;
+
+				if (ltype != want || rtype != want)
+					return 0;
+				if (col->repr == WCR_TEXT)
+				{
+					if (!OidIsValid(inputcollid) || !get_collation_isdeterministic(inputcollid))
+						return 0;
+					strategy = get_op_opfamily_strategy(opno, TEXT_BTREE_FAM_OID);
+					byte_order = lc_collate_is_c(inputcollid);
+					if (strategy == 0)
+					{
+						strategy = get_op_opfamily_strategy(opno, TEXT_PATTERN_BTREE_FAM_OID);
+						byte_order = true;
+					}
+				}
+				else
+				{
+					strategy = get_op_opfamily_strategy(opno, BYTEA_BTREE_FAM_OID);
+					byte_order = true;
+				}
+				if (strategy == BTEqualStrategyNumber)
+					return strategy;
+				if (strategy != 0 && byte_order && field == WCF_ROWKEY)
+					return strategy;
+				return 0;
+			}
+		case WCR_INT8:
+			if (ltype != INT8OID ||
+				(rtype != INT8OID && rtype != INT4OID && rtype != INT2OID))
+				return 0;
+			return get_op_opfamily_strategy(opno, INTEGER_BTREE_FAM_OID);
+		case WCR_TIMESTAMPTZ:
+			if (ltype != TIMESTAMPTZOID || rtype != TIMESTAMPTZOID)
+				return 0;
+			return get_op_opfamily_strategy(opno, wcfdw_ts_opfamily(TIMESTAMPTZOID));
+		default:
+			return 0;
+	}
+}
+
+static WcFdwCondKind
+wcfdw_strategy_kind(int strategy)
+{
+	switch (strategy)
+	{
+		case BTLessStrategyNumber:
+			return WCK_LT;
+		case BTLessEqualStrategyNumber:
+			return WCK_LE;
+		case BTGreaterStrategyNumber:
+			return WCK_GT;
+		case BTGreaterEqualStrategyNumber:
+			return WCK_GE;
+		default:
+			return WCK_EQ;
+	}
+}
+
+/*
+ * wcfdw_cond_from_clause
+ *		Fills cond if rinfo's clause can narrow the engine's scan
+ */
+bool
+wcfdw_cond_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
+					   RestrictInfo *rinfo, WcFdwCond *cond)
+{
+	Expr	   *clause = rinfo->clause;
+
+	if (rinfo->pseudoconstant)
+		return false;
+
+	if (IsA(clause, OpExpr))
+	{
+		OpExpr	   *op = (OpExpr *) clause;
+		Node	   *left,
+				   *right;
+		int			field;
+		Oid			opno = op->opno;
+		int			strategy;
+
+		if (list_length(op->args) != 2)
+			return false;
+		left = linitial(op->args);
+		right = lsecond(op->args);
+		field = wcfdw_column_field(left, baserel, cols);
+		if (field < 0)
+		{
+			/* column on the right: commute */
+			field = wcfdw_column_field(right, baserel, cols);
+			if (field < 0)
+				return false;
+			opno = get_commutator(opno);
+			if (!OidIsValid(opno))
+				return false;
+			right = left;
+		}
+		if (!wcfdw_is_scan_constant(root, baserel, right))
+			return false;
+
+		/* LIKE on rowkey or qualifier (never commuted: pattern on the right) */
+		if ((field == WCF_ROWKEY || field == WCF_QUALIFIER) && opno == op->opno &&
+			((opno == OID_TEXT_LIKE_OP && cols->f[field].repr == WCR_TEXT &&
+			  OidIsValid(op->inputcollid) &&
+			  get_collation_isdeterministic(op->inputcollid)) ||
+			 (opno == OID_BYTEA_LIKE_OP && cols->f[field].repr == WCR_BYTEA)))
+		{
+			cond->field = field;
+			cond->kind = WCK_LIKE;
+			cond->expr = (Expr *) right;
+			cond->rinfo = rinfo;
+			return true;
+		}
+
+		strategy = wcfdw_classify_op(opno, op->inputcollid, &cols->f[field], field,
+									 cols->f[field].typid, exprType(right));
+		if (strategy == 0)
+			return false;
+		if (field == WCF_FAMILY && strategy != BTEqualStrategyNumber)
+			return false;
+		if (field == WCF_QUALIFIER && strategy != BTEqualStrategyNumber)
+			return false;
+		if (field == WCF_VALUE)
+			return false;
+		cond->field = field;
+		cond->kind = wcfdw_strategy_kind(strategy);
+		cond->expr = (Expr *) right;
+		cond->rinfo = rinfo;
+		return true;
+	}
+
+	if (IsA(clause, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
+		Node	   *arr;
+		int			field;
+
+		if (!saop->useOr || list_length(saop->args) != 2)
+			return false;
+		field = wcfdw_column_field(linitial(saop->args), baserel, cols);
+		if (field < 0 || field == WCF_VALUE)
+			return false;
+		arr = lsecond(saop->args);
+		if (!wcfdw_is_scan_constant(root, baserel, arr))
+			return false;
+		if (wcfdw_classify_op(saop->opno, saop->inputcollid, &cols->f[field], field,
+							  cols->f[field].typid, InvalidOid) != BTEqualStrategyNumber)
+			return false;
+		cond->field = field;
+		cond->kind = WCK_IN;
+		cond->expr = (Expr *) arr;
+		cond->rinfo = rinfo;
+		return true;
+	}
+
+	if (IsA(clause, FuncExpr))
+	{
+		FuncExpr   *fn = (FuncExpr *) clause;
+		int			field;
+
+		if (fn->funcid != F_STARTS_WITH || list_length(fn->args) != 2)
+			return false;
+		field = wcfdw_column_field(linitial(fn->args), baserel, cols);
+		if ((field != WCF_ROWKEY && field != WCF_QUALIFIER) ||
+			cols->f[field].repr != WCR_TEXT)
+			return false;
+		if (!OidIsValid(fn->inputcollid) || !get_collation_isdeterministic(fn->inputcollid))
+			return false;
+		if (!wcfdw_is_scan_constant(root, baserel, lsecond(fn->args)))
+			return false;
+		cond->field = field;
+		cond->kind = WCK_PREFIX;
+		cond->expr = (Expr *) lsecond(fn->args);
+		cond->rinfo = rinfo;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * wcfdw_extract_conds
+ *		The pushable conditions among a list of RestrictInfos
+ */
+List *
+wcfdw_extract_conds(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
+					List *clauses)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, clauses)
+	{
+		WcFdwCond	cond;
+
+		if (wcfdw_cond_from_clause(root, baserel, cols, lfirst(lc), &cond))
+		{
+			WcFdwCond  *c = palloc(sizeof(WcFdwCond));
+
+			*c = cond;
+			result = lappend(result, c);
+		}
+	}
+	return result;
+}
+
+char *
+wcfdw_cond_op_name(WcFdwCondKind kind)
+{
+	switch (kind)
+	{
+		case WCK_EQ:
+			return "=";
+		case WCK_IN:
+			return "= ANY";
+		case WCK_LT:
+			return "<";
+		case WCK_LE:
+			return "<=";
+		case WCK_GT:
+			return ">";
+		case WCK_GE:
+			return ">=";
+		case WCK_PREFIX:
+			return "starts with";
+		case WCK_LIKE:
+			return "LIKE";
+	}
+	return "?";
+}

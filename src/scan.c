@@ -1,0 +1,546 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan.c
+ *		  Executor scan callbacks, EXPLAIN output and ANALYZE sampling
+ *
+ * The engine scan is opened at the first row (so plain EXPLAIN opens
+ * nothing).  Its keys come from the plan's conditions, evaluated now (see
+ * pushdown.c); the session's own pending writes of earlier commands are
+ * overlaid.  A rescan with new parameter values (the inner side of a nested
+ * loop) re-seeks the open scan with wc_scan_reset when only the rowkey
+ * conditions can change, else closes it and opens a new one at the next row.
+ *
+ * The wc_scan is closed by EndForeignScan, or, when the query fails, by a
+ * reset callback on the executor's memory context.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "commands/explain.h"
+#include "commands/vacuum.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/sampling.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "widecol_fdw.h"
+
+typedef struct WcFdwScanState
+{
+	Relation	rel;
+	WcFdwStore *store;
+	WcFdwConverter conv;
+	WcFdwTableOptions topts;
+	WcFdwCondExec *conds;
+	int			nconds;
+	bool		rowkey_only_rescan; /* only rowkey conditions vary */
+	bool		need[WCF_NFIELDS];	/* fields the plan uses */
+	CommandId	curcid;
+
+	wc_scan    *scan;
+	wc_scan_opts opts;
+	WcFdwScanKeys keys;
+	bool		started;		/* keys computed for this (re)scan */
+	bool		empty;			/* no row can match */
+
+	MemoryContext keycxt;		/* keys and opts of the open scan */
+	MemoryContext rangecxt[2];	/* rowkey ranges of re-seeks, alternating */
+	int			range_in_use;	/* -1: ranges live in keycxt */
+	MemoryContext tuplecxt;		/* values of the current row */
+
+	wc_scan_stats stats;		/* of scans already closed */
+	uint64		nopens;
+	uint64		nrescans;
+	MemoryContextCallback cb;
+} WcFdwScanState;
+
+static void
+wcfdw_add_stats(wc_scan_stats *to, const wc_scan_stats *s)
+{
+	to->files_total += s->files_total;
+	to->files_read += s->files_read;
+	to->files_skipped_key += s->files_skipped_key;
+	to->files_skipped_time += s->files_skipped_time;
+	to->files_skipped_bloom += s->files_skipped_bloom;
+	to->blocks_read += s->blocks_read;
+	to->cells_scanned += s->cells_scanned;
+	to->cells_returned += s->cells_returned;
+	to->seeks += s->seeks;
+}
+
+static void
+wcfdw_scan_close(WcFdwScanState *ss)
+{
+	if (ss->scan)
+	{
+		wc_scan_stats st;
+
+		wc_scan_get_stats(ss->scan, &st);
+		wcfdw_add_stats(&ss->stats, &st);
+		wc_scan_close(ss->scan);
+		ss->scan = NULL;
+		wcfdw_store_scan_closed(ss->store);
+	}
+}
+
+/* executor memory is going away (normal end or error) */
+static void
+wcfdw_scan_cleanup(void *arg)
+{
+	wcfdw_scan_close((WcFdwScanState *) arg);
+}
+
+void
+widecolBeginForeignScan(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	EState	   *estate = node->ss.ps.state;
+	WcFdwScanState *ss;
+	List	   *condinfo = list_nth(plan->fdw_private, WCFDW_PRIV_CONDS);
+	List	   *attrs = list_nth(plan->fdw_private, WCFDW_PRIV_ATTRS);
+	ListCell   *lc;
+	int			i;
+
+	ss = palloc0(sizeof(WcFdwScanState));
+	node->fdw_state = ss;
+	ss->rel = node->ss.ss_currentRelation;
+	wcfdw_converter_init(&ss->conv, ss->rel);
+	wcfdw_get_table_options(RelationGetRelid(ss->rel), &ss->topts);
+
+	for (i = 0; i < WCF_NFIELDS; i++)
+		if (list_member_int(attrs, ss->conv.cols.f[i].attnum))
+			ss->need[i] = true;
+
+	ss->nconds = list_length(plan->fdw_exprs);
+	ss->conds = palloc0(sizeof(WcFdwCondExec) * Max(ss->nconds, 1));
+	ss->rowkey_only_rescan = true;
+	i = 0;
+	foreach(lc, plan->fdw_exprs)
+	{
+		Expr	   *e = lfirst(lc);
+		WcFdwCondExec *c = &ss->conds[i];
+
+		c->field = list_nth_int(condinfo, 2 * i);
+		c->kind = list_nth_int(condinfo, 2 * i + 1);
+		c->exprtype = exprType((Node *) e);
+		c->state = ExecInitExpr(e, (PlanState *) node);
+		if (c->field != WCF_ROWKEY && !IsA(e, Const))
+			ss->rowkey_only_rescan = false;
+		i++;
+	}
+
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	ss->keycxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw scan keys",
+									   ALLOCSET_SMALL_SIZES);
+	ss->rangecxt[0] = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw ranges",
+											ALLOCSET_SMALL_SIZES);
+	ss->rangecxt[1] = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw ranges",
+											ALLOCSET_SMALL_SIZES);
+	ss->tuplecxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw tuple",
+										 ALLOCSET_DEFAULT_SIZES);
+	ss->range_in_use = -1;
+	ss->curcid = estate->es_snapshot ? estate->es_snapshot->curcid : GetCurrentCommandId(false);
+
+	ss->store = wcfdw_store_get(ss->rel);
+	wcfdw_store_begin_statement(ss->store, estate);
+
+	ss->cb.func = wcfdw_scan_cleanup;
+	ss->cb.arg = ss;
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &ss->cb);
+}
+
+/*
+ * wcfdw_scan_start
+ *		Computes the keys and opens the engine scan
+ */
+static void
+wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
+{
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	MemoryContext old;
+	wc_batch  **pending;
+	int			npending;
+	wc_err		err;
+	int			rc;
+
+	Assert(ss->scan == NULL);
+	MemoryContextReset(ss->keycxt);
+	ss->range_in_use = -1;
+	old = MemoryContextSwitchTo(ss->keycxt);
+	wcfdw_compute_keys(ss->conds, ss->nconds, econtext, &ss->conv, &ss->topts,
+					   false, &ss->keys);
+	ss->started = true;
+	ss->empty = ss->keys.empty;
+	if (ss->empty)
+	{
+		MemoryContextSwitchTo(old);
+		return;
+	}
+
+	wc_scan_opts_init(&ss->opts);
+	ss->opts.ranges = ss->keys.ranges;
+	ss->opts.nranges = ss->keys.nranges;
+	ss->opts.families = ss->keys.families;
+	ss->opts.nfamilies = ss->keys.nfamilies;
+	ss->opts.quals = ss->keys.quals;
+	ss->opts.nquals = ss->keys.nquals;
+	ss->opts.qual_prefixes = ss->keys.qual_prefixes;
+	ss->opts.nqual_prefixes = ss->keys.nqual_prefixes;
+	ss->opts.ts_min = ss->keys.ts_min;
+	ss->opts.ts_max = ss->keys.ts_max;
+	ss->opts.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
+	pending = wcfdw_visible_batches(ss->store, ss->curcid, &npending);
+	ss->opts.pending = pending;
+	ss->opts.npending = npending;
+	MemoryContextSwitchTo(old);
+
+	wc_err_clear(&err);
+	rc = wc_scan_open(ss->store->db, &ss->opts, &ss->scan, &err);
+	if (rc < 0)
+	{
+		ss->scan = NULL;
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+	}
+	wcfdw_store_scan_opened(ss->store);
+	ss->nopens++;
+}
+
+TupleTableSlot *
+widecolIterateForeignScan(ForeignScanState *node)
+{
+	WcFdwScanState *ss = node->fdw_state;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	wc_cell_view cell;
+	wc_err		err;
+	MemoryContext old;
+	int			rc;
+
+	CHECK_FOR_INTERRUPTS();
+	if (!ss->started)
+		wcfdw_scan_start(node, ss);
+	ExecClearTuple(slot);
+	if (ss->empty)
+		return slot;
+
+	MemoryContextReset(ss->tuplecxt);
+	wc_err_clear(&err);
+	rc = wc_scan_next(ss->scan, &cell, &err);
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+	if (rc == 0)
+		return slot;
+
+	old = MemoryContextSwitchTo(ss->tuplecxt);
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	if (ss->need[WCF_ROWKEY])
+	{
+		AttrNumber	a = ss->conv.cols.f[WCF_ROWKEY].attnum;
+
+		slot->tts_values[a - 1] = wcfdw_bytes_to_datum(&ss->conv, WCF_ROWKEY, cell.row, cell.row_len);
+		slot->tts_isnull[a - 1] = false;
+	}
+	if (ss->need[WCF_FAMILY])
+	{
+		AttrNumber	a = ss->conv.cols.f[WCF_FAMILY].attnum;
+
+		slot->tts_values[a - 1] = wcfdw_bytes_to_datum(&ss->conv, WCF_FAMILY,
+													   (const uint8 *) cell.family, cell.family_len);
+		slot->tts_isnull[a - 1] = false;
+	}
+	if (ss->need[WCF_QUALIFIER])
+	{
+		AttrNumber	a = ss->conv.cols.f[WCF_QUALIFIER].attnum;
+
+		slot->tts_values[a - 1] = wcfdw_bytes_to_datum(&ss->conv, WCF_QUALIFIER, cell.qual, cell.qual_len);
+		slot->tts_isnull[a - 1] = false;
+	}
+	if (ss->need[WCF_TS])
+	{
+		AttrNumber	a = ss->conv.cols.f[WCF_TS].attnum;
+
+		slot->tts_values[a - 1] = wcfdw_ts_to_datum(&ss->conv, cell.ts);
+		slot->tts_isnull[a - 1] = false;
+	}
+	if (ss->need[WCF_VALUE])
+	{
+		AttrNumber	a = ss->conv.cols.f[WCF_VALUE].attnum;
+
+		slot->tts_values[a - 1] = wcfdw_bytes_to_datum(&ss->conv, WCF_VALUE, cell.val, cell.val_len);
+		slot->tts_isnull[a - 1] = false;
+	}
+	MemoryContextSwitchTo(old);
+	return ExecStoreVirtualTuple(slot);
+}
+
+void
+widecolReScanForeignScan(ForeignScanState *node)
+{
+	WcFdwScanState *ss = node->fdw_state;
+
+	ss->nrescans++;
+	if (!ss->started)
+		return;
+
+	if (ss->scan != NULL && ss->rowkey_only_rescan)
+	{
+		int			target = (ss->range_in_use == 0) ? 1 : 0;
+		WcFdwScanKeys keys = ss->keys;
+		MemoryContext old;
+		wc_err		err;
+		int			rc;
+
+		MemoryContextReset(ss->rangecxt[target]);
+		old = MemoryContextSwitchTo(ss->rangecxt[target]);
+		wcfdw_compute_keys(ss->conds, ss->nconds, node->ss.ps.ps_ExprContext,
+						   &ss->conv, &ss->topts, true, &keys);
+		MemoryContextSwitchTo(old);
+		if (keys.empty)
+		{
+			/* keep the scan (and the ranges it points to) as they are */
+			ss->empty = true;
+			return;
+		}
+		wc_err_clear(&err);
+		rc = wc_scan_reset(ss->scan, keys.ranges, keys.nranges, &err);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+		ss->keys.ranges = keys.ranges;
+		ss->keys.nranges = keys.nranges;
+		ss->range_in_use = target;
+		ss->empty = false;
+		return;
+	}
+
+	wcfdw_scan_close(ss);
+	ss->started = false;
+	ss->empty = false;
+}
+
+void
+widecolEndForeignScan(ForeignScanState *node)
+{
+	WcFdwScanState *ss = node->fdw_state;
+
+	if (ss)
+		wcfdw_scan_close(ss);
+}
+
+/* ---------------------------------------------------------------- EXPLAIN */
+
+static void
+wcfdw_explain_field(ForeignScanState *node, ExplainState *es, WcFdwField field,
+					const char *label)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	List	   *condinfo = list_nth(plan->fdw_private, WCFDW_PRIV_CONDS);
+	StringInfoData buf;
+	ListCell   *lc;
+	int			i = 0;
+
+	initStringInfo(&buf);
+	foreach(lc, plan->fdw_exprs)
+	{
+		WcFdwField f = list_nth_int(condinfo, 2 * i);
+		WcFdwCondKind k = list_nth_int(condinfo, 2 * i + 1);
+
+		i++;
+		if (f != field)
+			continue;
+		if (buf.len > 0)
+			appendStringInfoString(&buf, " AND ");
+		appendStringInfo(&buf, "%s %s", wcfdw_cond_op_name(k),
+						 deparse_expression(lfirst(lc), es->deparse_cxt, false, false));
+	}
+	if (buf.len > 0)
+		ExplainPropertyText(label, buf.data, es);
+}
+
+void
+widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
+{
+	WcFdwScanState *ss = node->fdw_state;
+
+	wcfdw_explain_field(node, es, WCF_ROWKEY, "Rowkeys");
+	wcfdw_explain_field(node, es, WCF_FAMILY, "Families");
+	wcfdw_explain_field(node, es, WCF_QUALIFIER, "Qualifiers");
+	wcfdw_explain_field(node, es, WCF_TS, "Timestamps");
+
+	if (es->analyze && ss && ss->keycxt)
+	{
+		wc_scan_stats st = ss->stats;
+
+		if (ss->scan)
+		{
+			wc_scan_stats cur;
+
+			wc_scan_get_stats(ss->scan, &cur);
+			wcfdw_add_stats(&st, &cur);
+		}
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+		{
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str,
+							 "Store: files read=" UINT64_FORMAT " skipped=" UINT64_FORMAT
+							 " (key=" UINT64_FORMAT " time=" UINT64_FORMAT " bloom=" UINT64_FORMAT
+							 ") blocks read=" UINT64_FORMAT " cells scanned=" UINT64_FORMAT
+							 " seeks=" UINT64_FORMAT "\n",
+							 st.files_read,
+							 st.files_skipped_key + st.files_skipped_time + st.files_skipped_bloom,
+							 st.files_skipped_key, st.files_skipped_time, st.files_skipped_bloom,
+							 st.blocks_read, st.cells_scanned, st.seeks);
+		}
+		else
+		{
+			ExplainPropertyUInteger("Files Read", NULL, st.files_read, es);
+			ExplainPropertyUInteger("Files Skipped by Key", NULL, st.files_skipped_key, es);
+			ExplainPropertyUInteger("Files Skipped by Time", NULL, st.files_skipped_time, es);
+			ExplainPropertyUInteger("Files Skipped by Bloom", NULL, st.files_skipped_bloom, es);
+			ExplainPropertyUInteger("Blocks Read", NULL, st.blocks_read, es);
+			ExplainPropertyUInteger("Cells Scanned", NULL, st.cells_scanned, es);
+			ExplainPropertyUInteger("Seeks", NULL, st.seeks, es);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- ANALYZE */
+
+static int
+wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int targrows,
+						  double *totalrows, double *totaldeadrows)
+{
+	WcFdwConverter conv;
+	WcFdwStore *store;
+	TupleDesc	tupdesc = RelationGetDescr(relation);
+	Datum	   *values = palloc(sizeof(Datum) * tupdesc->natts);
+	bool	   *nulls = palloc(sizeof(bool) * tupdesc->natts);
+	MemoryContext tmpcxt;
+	MemoryContext old;
+	ReservoirStateData rstate;
+	wc_scan_opts opts;
+	wc_scan    *scan = NULL;
+	wc_cell_view cell;
+	wc_err		err;
+	double		seen = 0;
+	double		rowstoskip = -1;
+	int			numrows = 0;
+	int			rc;
+
+	wcfdw_converter_init(&conv, relation);
+	store = wcfdw_store_get(relation);
+	wcfdw_store_refresh(store);
+	tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "widecol_fdw analyze",
+								   ALLOCSET_DEFAULT_SIZES);
+	reservoir_init_selection_state(&rstate, targrows);
+
+	wc_scan_opts_init(&opts);
+	wc_err_clear(&err);
+	rc = wc_scan_open(store->db, &opts, &scan, &err);
+	wcfdw_check(rc, &err, "scan", store->relname);
+	wcfdw_store_scan_opened(store);
+
+	PG_TRY();
+	{
+		for (;;)
+		{
+			int			f;
+
+			vacuum_delay_point();
+			rc = wc_scan_next(scan, &cell, &err);
+			if (rc < 0)
+				wcfdw_engine_error(ERROR, rc, &err, "scan", store->relname);
+			if (rc == 0)
+				break;
+
+			MemoryContextReset(tmpcxt);
+			old = MemoryContextSwitchTo(tmpcxt);
+			memset(nulls, true, sizeof(bool) * tupdesc->natts);
+			for (f = 0; f < WCF_NFIELDS; f++)
+			{
+				AttrNumber	a = conv.cols.f[f].attnum;
+
+				if (a == 0)
+					continue;
+				nulls[a - 1] = false;
+				switch (f)
+				{
+					case WCF_ROWKEY:
+						values[a - 1] = wcfdw_bytes_to_datum(&conv, f, cell.row, cell.row_len);
+						break;
+					case WCF_FAMILY:
+						values[a - 1] = wcfdw_bytes_to_datum(&conv, f, (const uint8 *) cell.family,
+															 cell.family_len);
+						break;
+					case WCF_QUALIFIER:
+						values[a - 1] = wcfdw_bytes_to_datum(&conv, f, cell.qual, cell.qual_len);
+						break;
+					case WCF_TS:
+						values[a - 1] = wcfdw_ts_to_datum(&conv, cell.ts);
+						break;
+					case WCF_VALUE:
+						values[a - 1] = wcfdw_bytes_to_datum(&conv, f, cell.val, cell.val_len);
+						break;
+				}
+			}
+			MemoryContextSwitchTo(old);
+
+			if (numrows < targrows)
+				rows[numrows++] = heap_form_tuple(tupdesc, values, nulls);
+			else
+			{
+				if (rowstoskip < 0)
+					rowstoskip = reservoir_get_next_S(&rstate, seen, targrows);
+				if (rowstoskip <= 0)
+				{
+					int			k = (int) (targrows * sampler_random_fract(&rstate.randstate));
+
+					heap_freetuple(rows[k]);
+					rows[k] = heap_form_tuple(tupdesc, values, nulls);
+				}
+				rowstoskip -= 1;
+			}
+			seen += 1;
+		}
+	}
+	PG_FINALLY();
+	{
+		wc_scan_close(scan);
+		wcfdw_store_scan_closed(store);
+	}
+	PG_END_TRY();
+
+	MemoryContextDelete(tmpcxt);
+	*totalrows = seen;
+	*totaldeadrows = 0;
+	ereport(elevel,
+			(errmsg("\"%s\": store contains %.0f cell versions; %d rows in sample",
+					RelationGetRelationName(relation), seen, numrows)));
+	return numrows;
+}
+
+bool
+widecolAnalyzeForeignTable(Relation relation, AcquireSampleRowsFunc *func,
+						   BlockNumber *totalpages)
+{
+	WcFdwStore *store = wcfdw_store_get(relation);
+	wc_db_stats st;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	wcfdw_check(wc_db_get_stats(store->db, NULL, &st, &err), &err,
+				"read statistics of the", store->relname);
+	*func = wcfdw_acquire_sample_rows;
+	*totalpages = (BlockNumber) Max(1, (st.file_bytes + st.mem_bytes) / BLCKSZ);
+	return true;
+}

@@ -1,0 +1,449 @@
+/*-------------------------------------------------------------------------
+ *
+ * widecol_fdw.c
+ *		  Module load, the FDW handler and the planner callbacks
+ *
+ * Planning: GetForeignRelSize estimates rows from the store's own
+ * statistics (wc_db_get_stats, per family when the family is fixed by the
+ * query); GetForeignPaths adds a scan path that carries the store's order as
+ * pathkeys (rowkey, family, qualifier, ts DESC, as far as PostgreSQL's order
+ * is byte order), and parameterized paths for rowkey = outer.column, so that
+ * a nested loop does one point read per outer row; GetForeignPlan keeps
+ * every qual for recheck and passes the pushable conditions' expressions as
+ * fdw_exprs, evaluated at execution (see pushdown.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_opclass.h"
+#include "commands/defrem.h"
+#include "foreign/foreign.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planmain.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "widecol_fdw.h"
+
+PG_MODULE_MAGIC;
+
+PG_FUNCTION_INFO_V1(widecol_fdw_handler);
+
+void		_PG_init(void);
+
+/* What GetForeignRelSize learned, for GetForeignPaths and GetForeignPlan. */
+typedef struct WcFdwPlanState
+{
+	WcFdwColumns cols;
+	List	   *conds;			/* WcFdwCond of baserestrictinfo */
+	double		cells;			/* cells of the families the scan reads */
+	double		cells_per_row;	/* cells of one rowkey */
+	double		pages;			/* file bytes / BLCKSZ of those families */
+	double		files;			/* sorted files per family */
+	Selectivity rowkey_sel;		/* of the pushed rowkey conditions */
+	double		rowkey_points;	/* number of constant rowkeys, or -1 */
+	Selectivity other_sel;		/* of every clause but rowkey/family ones */
+	List	   *attrs;			/* integer list of needed attnums */
+} WcFdwPlanState;
+
+void
+_PG_init(void)
+{
+	wcfdw_store_init();
+	wcfdw_xact_init();
+	wcfdw_ddl_init();
+}
+
+/*
+ * wcfdw_family_cells
+ *		Cells, bytes and files of the families named by constant family
+ *		conditions (all families when there are none)
+ */
+static void
+wcfdw_family_stats(WcFdwStore *store, const WcFdwTableOptions *topts, List *conds,
+				   wc_db_stats *out)
+{
+	bool	   *want = palloc(sizeof(bool) * Max(topts->nfamilies, 1));
+	bool		restricted = false;
+	ListCell   *lc;
+	wc_err		err;
+	int			rc;
+	int			i;
+
+	for (i = 0; i < topts->nfamilies; i++)
+		want[i] = true;
+	foreach(lc, conds)
+	{
+		WcFdwCond  *c = lfirst(lc);
+		bool	   *hit;
+
+		if (c->field != WCF_FAMILY || !IsA(c->expr, Const) || ((Const *) c->expr)->constisnull)
+			continue;
+		hit = palloc0(sizeof(bool) * Max(topts->nfamilies, 1));
+		if (c->kind == WCK_EQ)
+		{
+			text	   *t = DatumGetTextPP(((Const *) c->expr)->constvalue);
+
+			i = wcfdw_family_index(topts, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+			if (i >= 0)
+				hit[i] = true;
+		}
+		else
+		{
+			/* IN (...): the families named in the constant array */
+			ArrayType  *a = DatumGetArrayTypeP(((Const *) c->expr)->constvalue);
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n,
+						k;
+
+			deconstruct_array(a, ARR_ELEMTYPE(a), -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+			for (k = 0; k < n; k++)
+			{
+				text	   *t;
+
+				if (nulls[k])
+					continue;
+				t = DatumGetTextPP(elems[k]);
+				i = wcfdw_family_index(topts, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+				if (i >= 0)
+					hit[i] = true;
+			}
+		}
+		for (i = 0; i < topts->nfamilies; i++)
+			want[i] = want[i] && hit[i];
+		restricted = true;
+	}
+
+	memset(out, 0, sizeof(*out));
+	wc_err_clear(&err);
+	if (!restricted)
+	{
+		rc = wc_db_get_stats(store->db, NULL, out, &err);
+		wcfdw_check(rc, &err, "read statistics of the", store->relname);
+		return;
+	}
+	for (i = 0; i < topts->nfamilies; i++)
+	{
+		wc_db_stats st;
+
+		if (!want[i])
+			continue;
+		rc = wc_db_get_stats(store->db, topts->families[i].name, &st, &err);
+		wcfdw_check(rc, &err, "read statistics of the", store->relname);
+		out->files += st.files;
+		out->file_cells += st.file_cells;
+		out->file_bytes += st.file_bytes;
+		out->mem_cells += st.mem_cells;
+		out->mem_bytes += st.mem_bytes;
+		out->distinct_rows_est = Max(out->distinct_rows_est, st.distinct_rows_est);
+	}
+}
+
+static void
+widecolGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	WcFdwPlanState *ps = palloc0(sizeof(WcFdwPlanState));
+	Relation	rel = table_open(foreigntableid, NoLock);
+	WcFdwTableOptions topts;
+	WcFdwStore *store;
+	wc_db_stats all,
+				fam;
+	wc_err		err;
+	List	   *rowkey_clauses = NIL;
+	List	   *other_clauses = NIL;
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc;
+	double		rows;
+	int			i;
+
+	wcfdw_get_columns(rel, &ps->cols);
+	wcfdw_get_table_options(foreigntableid, &topts);
+	store = wcfdw_store_get(rel);
+	ps->conds = wcfdw_extract_conds(root, baserel, &ps->cols, baserel->baserestrictinfo);
+
+	wc_err_clear(&err);
+	wcfdw_check(wc_db_get_stats(store->db, NULL, &all, &err), &err,
+				"read statistics of the", store->relname);
+	wcfdw_family_stats(store, &topts, ps->conds, &fam);
+
+	ps->cells = (double) (fam.file_cells + fam.mem_cells);
+	ps->pages = ceil((double) (fam.file_bytes + fam.mem_bytes) / BLCKSZ);
+	ps->files = Max(1.0, (double) all.files / Max(1, topts.nfamilies));
+	if (all.distinct_rows_est > 0)
+		ps->cells_per_row = Max(1.0, (double) (all.file_cells + all.mem_cells) /
+								all.distinct_rows_est);
+	else
+		ps->cells_per_row = 3.0;
+
+	/* selectivities: rowkey conditions, and the rest but family ones */
+	ps->rowkey_points = -1;
+	foreach(lc, baserel->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst(lc);
+		ListCell   *lc2;
+		int			field = -1;
+
+		foreach(lc2, ps->conds)
+		{
+			WcFdwCond  *c = lfirst(lc2);
+
+			if (c->rinfo == ri)
+			{
+				field = c->field;
+				if (c->field == WCF_ROWKEY && IsA(c->expr, Const) &&
+					!((Const *) c->expr)->constisnull)
+				{
+					double		k = -1;
+
+					if (c->kind == WCK_EQ)
+						k = 1;
+					else if (c->kind == WCK_IN)
+						k = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) c->expr)->constvalue)),
+										   ARR_DIMS(DatumGetArrayTypeP(((Const *) c->expr)->constvalue)));
+					if (k >= 0 && (ps->rowkey_points < 0 || k < ps->rowkey_points))
+						ps->rowkey_points = k;
+				}
+			}
+		}
+		if (field == WCF_ROWKEY)
+			rowkey_clauses = lappend(rowkey_clauses, ri);
+		else if (field != WCF_FAMILY)
+			other_clauses = lappend(other_clauses, ri);
+	}
+	ps->rowkey_sel = clauselist_selectivity(root, rowkey_clauses, baserel->relid, JOIN_INNER, NULL);
+	ps->other_sel = clauselist_selectivity(root, other_clauses, baserel->relid, JOIN_INNER, NULL);
+
+	if (ps->rowkey_points >= 0)
+		rows = ps->rowkey_points * ps->cells_per_row;
+	else
+		rows = ps->cells * ps->rowkey_sel;
+	rows = Min(rows, ps->cells) * ps->other_sel;
+
+	baserel->tuples = (double) (all.file_cells + all.mem_cells);
+	baserel->rows = clamp_row_est(rows);
+
+	/* the columns the plan needs */
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
+	foreach(lc, baserel->baserestrictinfo)
+		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, baserel->relid, &attrs);
+	for (i = 0; i < WCF_NFIELDS; i++)
+	{
+		AttrNumber	att = ps->cols.f[i].attnum;
+
+		if (att != 0 &&
+			(bms_is_member(att - FirstLowInvalidHeapAttributeNumber, attrs) ||
+			 bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs)))
+			ps->attrs = lappend_int(ps->attrs, att);
+	}
+
+	baserel->fdw_private = ps;
+	table_close(rel, NoLock);
+}
+
+/*
+ * wcfdw_scan_pathkeys
+ *		The store's order as pathkeys, as far as it is PostgreSQL's order
+ */
+static List *
+wcfdw_scan_pathkeys(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols)
+{
+	static const WcFdwField order[] = {WCF_ROWKEY, WCF_FAMILY, WCF_QUALIFIER, WCF_TS};
+	List	   *pathkeys = NIL;
+	int			i;
+
+	for (i = 0; i < lengthof(order); i++)
+	{
+		const WcFdwColumn *col = &cols->f[order[i]];
+		Oid			opclass;
+		Oid			opfamily;
+		Oid			opcintype;
+		Oid			opno;
+		Var		   *var;
+		List	   *pk;
+
+		if (col->attnum == 0 || !wcfdw_column_is_byte_ordered(col))
+			break;
+		opclass = GetDefaultOpClass(col->typid, BTREE_AM_OID);
+		if (!OidIsValid(opclass))
+			break;
+		opfamily = get_opclass_family(opclass);
+		opcintype = get_opclass_input_type(opclass);
+		opno = get_opfamily_member(opfamily, opcintype, opcintype,
+								   order[i] == WCF_TS ? BTGreaterStrategyNumber : BTLessStrategyNumber);
+		if (!OidIsValid(opno))
+			break;
+		var = makeVar(baserel->relid, col->attnum, col->typid, col->typmod, col->collid, 0);
+		pk = build_expression_pathkey(root, (Expr *) var, NULL, opno, baserel->relids, true);
+		/* a column fixed to a constant by the query orders nothing */
+		if (pk != NIL && EC_MUST_BE_REDUNDANT(((PathKey *) linitial(pk))->pk_eclass))
+			continue;
+		pathkeys = list_concat(pathkeys, pk);
+	}
+	return pathkeys;
+}
+
+/* cost of reading n cells after s seeks */
+static void
+wcfdw_cost(PlannerInfo *root, RelOptInfo *baserel, WcFdwPlanState *ps, double seeks,
+		   double cells, int nquals, Cost *startup, Cost *total)
+{
+	double		pages = ps->cells > 0 ? ps->pages * Min(1.0, cells / ps->cells) : 0;
+
+	*startup = 1.0 + 0.25 * random_page_cost * ps->files;
+	*total = *startup +
+		seeks * 0.25 * random_page_cost * ps->files +
+		pages * seq_page_cost +
+		cells * (cpu_tuple_cost + cpu_operator_cost * (1 + nquals));
+}
+
+/* generate_implied_equalities_for_column callback: is em our rowkey? */
+static bool
+wcfdw_ec_matches_rowkey(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
+						EquivalenceMember *em, void *arg)
+{
+	const WcFdwColumns *cols = arg;
+	Expr	   *e = em->em_expr;
+
+	while (e && IsA(e, RelabelType))
+		e = ((RelabelType *) e)->arg;
+	return e && IsA(e, Var) && ((Var *) e)->varno == rel->relid &&
+		((Var *) e)->varlevelsup == 0 &&
+		((Var *) e)->varattno == cols->f[WCF_ROWKEY].attnum;
+}
+
+static void
+widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	WcFdwPlanState *ps = baserel->fdw_private;
+	List	   *pathkeys = wcfdw_scan_pathkeys(root, baserel, &ps->cols);
+	int			nquals = list_length(baserel->baserestrictinfo);
+	List	   *candidates = NIL;
+	ListCell   *lc;
+	double		scanned;
+	double		seeks;
+	Cost		startup,
+				total;
+
+	/* the plain scan */
+	if (ps->rowkey_points >= 0)
+	{
+		seeks = ps->rowkey_points;
+		scanned = Min(ps->cells, ps->rowkey_points * ps->cells_per_row);
+	}
+	else
+	{
+		seeks = 1;
+		scanned = ps->cells * ps->rowkey_sel;
+	}
+	wcfdw_cost(root, baserel, ps, seeks, scanned, nquals, &startup, &total);
+	add_path(baserel, (Path *)
+			 create_foreignscan_path(root, baserel, NULL, baserel->rows,
+									 startup, total, pathkeys,
+									 baserel->lateral_relids, NULL, NIL));
+
+	/* parameterized scans: rowkey = outer expression */
+	foreach(lc, baserel->joininfo)
+		candidates = lappend(candidates, lfirst(lc));
+	if (baserel->has_eclass_joins)
+		candidates = list_concat(candidates,
+								 generate_implied_equalities_for_column(root, baserel,
+																		wcfdw_ec_matches_rowkey,
+																		&ps->cols,
+																		baserel->lateral_referencers));
+	foreach(lc, candidates)
+	{
+		RestrictInfo *ri = lfirst(lc);
+		WcFdwCond	cond;
+		Relids		required_outer;
+		double		rows;
+
+		if (!join_clause_is_movable_to(ri, baserel))
+			continue;
+		if (!wcfdw_cond_from_clause(root, baserel, &ps->cols, ri, &cond) ||
+			cond.field != WCF_ROWKEY || cond.kind != WCK_EQ)
+			continue;
+		required_outer = bms_union(ri->clause_relids, baserel->lateral_relids);
+		required_outer = bms_del_member(required_outer, baserel->relid);
+		if (bms_is_empty(required_outer))
+			continue;
+		rows = clamp_row_est(Min(ps->cells, ps->cells_per_row) * ps->other_sel);
+		wcfdw_cost(root, baserel, ps, 1, Min(ps->cells, ps->cells_per_row), nquals + 1,
+				   &startup, &total);
+		add_path(baserel, (Path *)
+				 create_foreignscan_path(root, baserel, NULL, rows, startup, total,
+										 pathkeys, required_outer, NULL, NIL));
+	}
+}
+
+static ForeignScan *
+widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
+					  ForeignPath *best_path, List *tlist, List *scan_clauses,
+					  Plan *outer_plan)
+{
+	WcFdwPlanState *ps = baserel->fdw_private;
+	List	   *conds = wcfdw_extract_conds(root, baserel, &ps->cols, scan_clauses);
+	List	   *fdw_exprs = NIL;
+	List	   *condinfo = NIL;
+	ListCell   *lc;
+
+	foreach(lc, conds)
+	{
+		WcFdwCond  *c = lfirst(lc);
+
+		fdw_exprs = lappend(fdw_exprs, c->expr);
+		condinfo = lappend_int(condinfo, c->field);
+		condinfo = lappend_int(condinfo, c->kind);
+	}
+
+	/* every qual is rechecked: the engine's keys describe a superset */
+	scan_clauses = extract_actual_clauses(scan_clauses, false);
+
+	return make_foreignscan(tlist, scan_clauses, baserel->relid, fdw_exprs,
+							list_make2(condinfo, ps->attrs), NIL, NIL, outer_plan);
+}
+
+Datum
+widecol_fdw_handler(PG_FUNCTION_ARGS)
+{
+	FdwRoutine *r = makeNode(FdwRoutine);
+
+	r->GetForeignRelSize = widecolGetForeignRelSize;
+	r->GetForeignPaths = widecolGetForeignPaths;
+	r->GetForeignPlan = widecolGetForeignPlan;
+	r->BeginForeignScan = widecolBeginForeignScan;
+	r->IterateForeignScan = widecolIterateForeignScan;
+	r->ReScanForeignScan = widecolReScanForeignScan;
+	r->EndForeignScan = widecolEndForeignScan;
+	r->ExplainForeignScan = widecolExplainForeignScan;
+	r->AnalyzeForeignTable = widecolAnalyzeForeignTable;
+
+	r->IsForeignRelUpdatable = widecolIsForeignRelUpdatable;
+	r->AddForeignUpdateTargets = widecolAddForeignUpdateTargets;
+	r->PlanForeignModify = widecolPlanForeignModify;
+	r->BeginForeignModify = widecolBeginForeignModify;
+	r->ExecForeignInsert = widecolExecForeignInsert;
+	r->ExecForeignBatchInsert = widecolExecForeignBatchInsert;
+	r->GetForeignModifyBatchSize = widecolGetForeignModifyBatchSize;
+	r->ExecForeignUpdate = widecolExecForeignUpdate;
+	r->ExecForeignDelete = widecolExecForeignDelete;
+	r->EndForeignModify = widecolEndForeignModify;
+	r->BeginForeignInsert = widecolBeginForeignInsert;
+	r->EndForeignInsert = widecolEndForeignInsert;
+	r->ExecForeignTruncate = widecolExecForeignTruncate;
+
+	PG_RETURN_POINTER(r);
+}

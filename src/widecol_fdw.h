@@ -1,0 +1,291 @@
+/*-------------------------------------------------------------------------
+ *
+ * widecol_fdw.h
+ *		  Declarations shared by the files of the widecol foreign data wrapper
+ *
+ * The FDW maps a foreign table onto one widecol store (engine/wc.h).  Each
+ * SQL row is one cell version (rowkey, family, qualifier, ts) -> value.
+ *
+ *		widecol_fdw.c	handler, planner callbacks, module load
+ *		option.c		validator and option parsing (table and per family)
+ *		convert.c		columns of a table, Datum <-> cell bytes
+ *		pushdown.c		quals the engine can use (planning)
+ *		keys.c			those quals evaluated -> ranges, families, qualifiers, time
+ *		scan.c			executor scan callbacks, ANALYZE sampling
+ *		modify.c		INSERT/UPDATE/DELETE/COPY/TRUNCATE callbacks
+ *		store.c			per-backend cache of open stores
+ *		xact.c			buffered writes per (sub)transaction, commit/abort
+ *		ddl.c			DROP handling: store files removed at commit
+ *		functions.c		widecol_flush/compact/stats
+ *		error.c			engine status -> ereport
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef WIDECOL_FDW_H
+#define WIDECOL_FDW_H
+
+#include "postgres.h"
+
+#include "access/attnum.h"
+#include "fmgr.h"
+#include "commands/explain.h"
+#include "foreign/fdwapi.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+#include "utils/relcache.h"
+#include <sys/types.h>
+
+#include "../engine/wc.h"
+
+/* ---------------------------------------------------------------- columns */
+
+/* The cell fields a column can map to (by column name). */
+typedef enum WcFdwField
+{
+	WCF_ROWKEY = 0,
+	WCF_FAMILY,
+	WCF_QUALIFIER,
+	WCF_TS,
+	WCF_VALUE,
+	WCF_NFIELDS
+} WcFdwField;
+
+/* How a column's Datum is turned into cell bytes and back. */
+typedef enum WcFdwRepr
+{
+	WCR_NONE = 0,				/* column not declared */
+	WCR_TEXT,					/* text, varchar: the bytes, encoding-checked on read */
+	WCR_BYTEA,					/* the bytes as they are */
+	WCR_INT8,					/* ts as bigint milliseconds */
+	WCR_TIMESTAMPTZ,			/* ts as timestamptz (ms precision) */
+	WCR_BINARY					/* value of any other type: send/receive form */
+} WcFdwRepr;
+
+typedef struct WcFdwColumn
+{
+	AttrNumber	attnum;			/* 0 if the table has no such column */
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+	WcFdwRepr	repr;
+} WcFdwColumn;
+
+typedef struct WcFdwColumns
+{
+	WcFdwColumn f[WCF_NFIELDS];
+} WcFdwColumns;
+
+extern const char *const wcfdw_field_names[WCF_NFIELDS];
+
+/* convert.c */
+extern void wcfdw_get_columns(Relation rel, WcFdwColumns *cols);
+extern bool wcfdw_column_is_byte_ordered(const WcFdwColumn *col);
+
+typedef struct WcFdwConverter
+{
+	WcFdwColumns cols;
+	FmgrInfo	send;			/* for WCR_BINARY values */
+	FmgrInfo	recv;
+	Oid			ioparam;
+	const char *relname;
+} WcFdwConverter;
+
+extern void wcfdw_converter_init(WcFdwConverter *conv, Relation rel);
+extern Datum wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field,
+								  const uint8 *data, size_t len);
+extern Datum wcfdw_ts_to_datum(WcFdwConverter *conv, int64 ts);
+extern void wcfdw_datum_to_bytes(WcFdwConverter *conv, WcFdwField field, Datum d,
+								 const uint8 **data, size_t *len);
+extern int64 wcfdw_datum_to_ts(WcFdwConverter *conv, Datum d);
+extern int64 wcfdw_now_ms(void);
+extern int64 wcfdw_timestamptz_to_ms(TimestampTz t);
+
+/* ---------------------------------------------------------------- options */
+
+typedef struct WcFdwTableOptions
+{
+	int			nfamilies;
+	wc_family_opts *families;	/* names palloc'd in the caller's context */
+	char	   *directory;		/* server option, or NULL */
+} WcFdwTableOptions;
+
+extern void wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts);
+extern int	wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len);
+extern char *wcfdw_store_path(Oid relid, const char *directory);
+
+/* ---------------------------------------------------------------- errors */
+
+/* Raises the engine error (never returns for ERROR). */
+extern void wcfdw_engine_error(int elevel, int rc, const wc_err *err,
+							   const char *action, const char *relname);
+
+#define wcfdw_check(rc, err, action, relname) \
+	do { \
+		int			wcfdw_rc_ = (rc); \
+		if (wcfdw_rc_ < 0) \
+			wcfdw_engine_error(ERROR, wcfdw_rc_, (err), (action), (relname)); \
+	} while (0)
+
+/* ---------------------------------------------------------------- stores */
+
+typedef struct WcFdwPendingBatch
+{
+	wc_batch   *batch;
+	int			level;			/* subtransaction nesting level that wrote it */
+	CommandId	cid;			/* command that wrote it */
+} WcFdwPendingBatch;
+
+typedef struct WcFdwStore
+{
+	Oid			relid;			/* hash key */
+	wc_db	   *db;				/* NULL until opened */
+	char	   *path;			/* TopMemoryContext */
+	char	   *relname;		/* for messages */
+	wc_family_opts *families;	/* TopMemoryContext, names too */
+	int			nfamilies;
+	dev_t		dir_dev;		/* identity of the directory we opened */
+	ino_t		dir_ino;
+	bool		stale;			/* relcache invalidation seen: revalidate */
+	bool		failed;			/* engine refused writes: reopen before use */
+	bool		doomed;			/* dropped: destroy when the last scan closes */
+	int			nscans;			/* open wc_scan handles */
+	bool		needs_maintain; /* we committed writes: run wc_db_maintain */
+	MemoryContext refreshed_cxt;	/* es_query_cxt of the statement that last
+									 * refreshed, NULL when it ended */
+	/* pending writes of this transaction, in write order (xact.c) */
+	WcFdwPendingBatch *pending;
+	int			npending;
+	int			maxpending;
+} WcFdwStore;
+
+extern WcFdwStore *wcfdw_store_get(Relation rel);
+extern WcFdwStore *wcfdw_store_lookup(Oid relid);
+extern void wcfdw_store_begin_statement(WcFdwStore *store, EState *estate);
+extern void wcfdw_store_refresh(WcFdwStore *store);
+extern void wcfdw_store_scan_opened(WcFdwStore *store);
+extern void wcfdw_store_scan_closed(WcFdwStore *store);
+extern void wcfdw_store_close(WcFdwStore *store);
+extern void wcfdw_store_drop(Oid relid, const char *path);
+extern struct HTAB *wcfdw_store_hash(void);
+extern void wcfdw_store_init(void);
+extern int	wcfdw_open_scans(void);
+
+/* ---------------------------------------------------------------- transactions */
+
+extern void wcfdw_xact_init(void);
+extern wc_batch *wcfdw_write_batch(WcFdwStore *store, CommandId cid);
+extern wc_batch **wcfdw_visible_batches(WcFdwStore *store, CommandId curcid, int *n);
+extern void wcfdw_xact_register_drop(Oid relid, const char *path);
+extern void wcfdw_xact_register_create(Oid relid, const char *path);
+extern void wcfdw_xact_gc(void);
+
+/* ---------------------------------------------------------------- pushdown, keys */
+
+/* What a pushed condition does with its expression. */
+typedef enum WcFdwCondKind
+{
+	WCK_EQ = 0,					/* field = expr */
+	WCK_IN,						/* field = ANY(array expr) */
+	WCK_LT,
+	WCK_LE,
+	WCK_GT,
+	WCK_GE,
+	WCK_PREFIX,					/* starts_with(field, expr) */
+	WCK_LIKE					/* field LIKE expr (prefix taken at run time) */
+} WcFdwCondKind;
+
+typedef struct WcFdwCond
+{
+	WcFdwField	field;
+	WcFdwCondKind kind;
+	Expr	   *expr;			/* the side that is not our column */
+	RestrictInfo *rinfo;		/* planner only */
+} WcFdwCond;
+
+extern List *wcfdw_extract_conds(PlannerInfo *root, RelOptInfo *baserel,
+								 const WcFdwColumns *cols, List *clauses);
+extern bool wcfdw_cond_from_clause(PlannerInfo *root, RelOptInfo *baserel,
+								   const WcFdwColumns *cols, RestrictInfo *rinfo,
+								   WcFdwCond *cond);
+
+/* The scan parameters computed at execution from the conditions. */
+typedef struct WcFdwScanKeys
+{
+	bool		empty;			/* no row can match */
+	wc_key_range *ranges;
+	int			nranges;
+	wc_slice   *families;
+	int			nfamilies;
+	wc_slice   *quals;
+	int			nquals;
+	wc_slice   *qual_prefixes;
+	int			nqual_prefixes;
+	int64		ts_min;
+	int64		ts_max;
+} WcFdwScanKeys;
+
+typedef struct WcFdwCondExec
+{
+	WcFdwField	field;
+	WcFdwCondKind kind;
+	Oid			exprtype;
+	ExprState  *state;
+} WcFdwCondExec;
+
+extern void wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
+							   WcFdwConverter *conv, const WcFdwTableOptions *topts,
+							   bool rowkey_only, WcFdwScanKeys *keys);
+extern char *wcfdw_cond_op_name(WcFdwCondKind kind);
+
+/* ---------------------------------------------------------------- executor */
+
+/* fdw_private of a ForeignScan */
+enum WcFdwScanPrivate
+{
+	WCFDW_PRIV_CONDS = 0,		/* integer list: field, kind, field, kind ... */
+	WCFDW_PRIV_ATTRS			/* integer list of attnums the plan needs */
+};
+
+/* scan.c */
+extern void widecolBeginForeignScan(ForeignScanState *node, int eflags);
+extern TupleTableSlot *widecolIterateForeignScan(ForeignScanState *node);
+extern void widecolReScanForeignScan(ForeignScanState *node);
+extern void widecolEndForeignScan(ForeignScanState *node);
+extern void widecolExplainForeignScan(ForeignScanState *node, ExplainState *es);
+extern bool widecolAnalyzeForeignTable(Relation relation,
+									   AcquireSampleRowsFunc *func,
+									   BlockNumber *totalpages);
+
+/* modify.c */
+extern int	widecolIsForeignRelUpdatable(Relation rel);
+extern void widecolAddForeignUpdateTargets(PlannerInfo *root, Index rtindex,
+										   RangeTblEntry *target_rte,
+										   Relation target_relation);
+extern List *widecolPlanForeignModify(PlannerInfo *root, ModifyTable *plan,
+									  Index resultRelation, int subplan_index);
+extern void widecolBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
+									  List *fdw_private, int subplan_index, int eflags);
+extern TupleTableSlot *widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo,
+												TupleTableSlot *slot,
+												TupleTableSlot *planSlot);
+extern TupleTableSlot **widecolExecForeignBatchInsert(EState *estate, ResultRelInfo *rinfo,
+													  TupleTableSlot **slots,
+													  TupleTableSlot **planSlots,
+													  int *numSlots);
+extern int	widecolGetForeignModifyBatchSize(ResultRelInfo *rinfo);
+extern TupleTableSlot *widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo,
+												TupleTableSlot *slot,
+												TupleTableSlot *planSlot);
+extern TupleTableSlot *widecolExecForeignDelete(EState *estate, ResultRelInfo *rinfo,
+												TupleTableSlot *slot,
+												TupleTableSlot *planSlot);
+extern void widecolEndForeignModify(EState *estate, ResultRelInfo *rinfo);
+extern void widecolBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
+extern void widecolEndForeignInsert(EState *estate, ResultRelInfo *rinfo);
+extern void widecolExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs);
+
+/* ddl.c */
+extern void wcfdw_ddl_init(void);
+extern bool wcfdw_is_widecol_table(Oid relid);
+
+#endif							/* WIDECOL_FDW_H */
