@@ -237,7 +237,8 @@ find_valid_record(wc_file *f, uint64_t from, uint64_t hint, uint64_t *at, wc_err
 		return rc;
 	if (from + LOG_RECORD_HEADER > size)
 		return 0;
-	if ((win = malloc(SCAN_WINDOW)) == NULL)
+	/* a torn tail is usually a few bytes: no 1 MiB window for it */
+	if ((win = malloc(size - from < SCAN_WINDOW ? (size_t) (size - from) : SCAN_WINDOW)) == NULL)
 		return wc_err_set(err, WC_NOMEM, "out of memory checking %s", f->name);
 
 	rc = 0;

@@ -126,7 +126,9 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 	{
 		int			n;
 
-		if (raw_len > MAX_RAW_BLOCK || size > INT_MAX)
+		/* lz4 expands at most ~255:1; a larger claim is damage, found before
+		 * allocating for it */
+		if (raw_len > MAX_RAW_BLOCK || size > INT_MAX || raw_len > 255 * size + 16)
 			return wc_err_set(err, WC_CORRUPT,
 							  "%s in %s at offset %llu: implausible lengths %u (uncompressed), %llu (stored)",
 							  what, fname, (unsigned long long) off, raw_len,

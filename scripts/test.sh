@@ -5,14 +5,15 @@
 #
 #   1. installs what it needs (apt-get) if it is missing
 #   2. the engine's unit tests:            make -C engine check
-#   3. the same under ASan + UBSan:        make -C engine check-asan
+#   3. the same under ASan + UBSan:        make -C engine check-asan,
+#      and the fuzz corpus replayed:        make -C engine fuzz-replay
 #   4. builds and installs the extension:  make && make install
 #   5. the pg_regress suite:               make installcheck, against a throw-away cluster
 #   6. the cluster-level tests:            t/run.sh (crash, concurrency)
 #
 # Options:
 #   --long      longer soak modes for the t/ tests (WIDECOL_LONG=1)
-#   --no-asan   skip step 3
+#   --no-asan   skip step 3 (ASan tests and fuzz replay)
 # Logs of every step stay in a directory under /tmp, named at the end.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -141,6 +142,24 @@ echo "have: ${pkgs[*]}"
 engine_step engine check
 if [ -n "$asan" ]; then
     engine_step engine-asan check-asan
+fi
+
+# --- 3b. the fuzz corpus, replayed once (every input that ever found new coverage)
+if [ -n "$asan" ]; then
+    step "fuzz-replay: make -C engine fuzz-replay"
+    timeout -k 10 900 make -s --no-print-directory -C engine fuzz-replay 2>&1 | tee "$LOGS/fuzz.log"
+    rc=${PIPESTATUS[0]}
+    P=0; F=0
+    while read -r line; do
+        P=$((P + $(sed -E 's/^[^:]*: ([0-9]+) passed.*/\1/' <<<"$line")))
+        F=$((F + $(sed -E 's/^[^:]*: [0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")))
+    done < <(grep -E '^fuzz_[a-z]+: [0-9]+ passed, [0-9]+ failed' "$LOGS/fuzz.log")
+    [ "$rc" -ne 0 ] && [ "$F" -eq 0 ] && F=1
+    if [ $((P + F)) -gt 0 ]; then
+        record fuzz-replay "$P" "$F" 0 "$(elapsed)"
+    else
+        record fuzz-replay 0 1 0 "replayed nothing: exit status $rc"
+    fi
 fi
 
 # --- 4. the extension

@@ -34,7 +34,7 @@ grep -E '^stat::' "$work/fuzz.log"
 # only (no hit-count buckets, no comparison features) keeps the corpus small.
 cp corpus/"$name"/seed-* "$work/min/" 2>/dev/null
 "$bin" -merge=1 -use_counters=0 -use_cmp=0 -max_len=8192 -timeout=10 \
-    "$work/min" "corpus/$name" "$work/new" \
+    -artifact_prefix="crashes/$name-merge-" "$work/min" "corpus/$name" "$work/new" \
     >"$work/merge.log" 2>&1 || { echo "run.sh: merge failed, corpus unchanged (see $work/merge.log)" >&2; exit 1; }
 rm -rf "corpus/$name.old"
 mv "corpus/$name" "corpus/$name.old" && mv "$work/min" "corpus/$name" && rm -rf "corpus/$name.old"
