@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,9 +20,13 @@ static long fault_at[WC_FAULT_NKINDS];
 static int	fault_errno[WC_FAULT_NKINDS];
 static long fault_calls[WC_FAULT_NKINDS];
 
+static bool map_disabled;
+
 void
 wc_fault_set(wc_fault_kind kind, long n, int err_no)
 {
+	if (kind == WC_FAULT_READ && n > 0)
+		map_disabled = true;
 	fault_at[kind] = n > 0 ? fault_calls[kind] + n : 0;
 	fault_errno[kind] = err_no;
 }
@@ -350,4 +355,32 @@ wc_file_unlock(wc_file *f, uint64_t byte, wc_err *err)
 		return wc_err_sys(err, "could not unlock byte %llu of \"%s\"",
 						  (unsigned long long) byte, f->name);
 	return WC_OK;
+}
+
+bool
+wc_env_map_allowed(void)
+{
+	return !map_disabled && getenv("WIDECOL_NO_MMAP") == NULL;
+}
+
+int
+wc_file_map(wc_file *f, size_t len, const uint8_t **addr, wc_err *err)
+{
+	void	   *p;
+
+	*addr = NULL;
+	if (len == 0 || !wc_env_map_allowed())
+		return WC_OK;
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, f->fd, 0);
+	if (p == MAP_FAILED)
+		return WC_OK;			/* not fatal: the caller reads with pread */
+	*addr = p;
+	return WC_OK;
+}
+
+void
+wc_file_unmap(const uint8_t *addr, size_t len)
+{
+	if (addr != NULL)
+		munmap((void *) addr, len);
 }

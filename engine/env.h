@@ -72,6 +72,17 @@ void		wc_env_free_list(char **names, int n);
 int			wc_file_lock(wc_file *f, uint64_t byte, bool exclusive, bool wait, wc_err *err);
 int			wc_file_unlock(wc_file *f, uint64_t byte, wc_err *err);
 
+/*
+ * Maps the first len bytes of f read-only (*addr; NULL and WC_OK when mapping is
+ * off).  Only for immutable files whose size was checked: touching a page past the
+ * end of a file truncated behind our back would raise SIGBUS.  Mapping is off once a
+ * read fault was ever armed, so injected read failures reach every reader.
+ */
+int			wc_file_map(wc_file *f, size_t len, const uint8_t **addr, wc_err *err);
+void		wc_file_unmap(const uint8_t *addr, size_t len);
+/* False once a read fault was armed in this process (readers then use pread). */
+bool		wc_env_map_allowed(void);
+
 /* Fault injection (tests only; process-local). */
 typedef enum wc_fault_kind
 {

@@ -47,6 +47,8 @@ struct wc_sst
 	uint8_t    *index_buf;		/* the index block; keys point into it */
 	idx_entry  *index;
 	uint32_t	nblocks;
+	const uint8_t *map;			/* the data blocks mapped, or NULL (pread) */
+	size_t		map_len;
 };
 
 /* A reusable buffer pair for reading blocks. */
@@ -87,6 +89,7 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 		   const uint8_t **data, size_t *len, wc_err *err)
 {
 	const char *fname = s->file.name;
+	const uint8_t *src;
 	size_t		total;
 	uint8_t		type;
 	uint32_t	raw_len,
@@ -98,15 +101,21 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 		return wc_err_set(err, WC_CORRUPT, "%s in %s at offset %llu has a bad size %llu",
 						  what, fname, (unsigned long long) off, (unsigned long long) size);
 	total = (size_t) size + WC_SST_TRAILER_SIZE;
-	if (!grow(&rb->raw, &rb->raw_cap, total))
-		return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
-						  what, fname, (unsigned long long) off);
-	if ((rc = wc_file_pread(&s->file, rb->raw, total, off, err)) != WC_OK)
-		return rc;
-	type = rb->raw[size];
-	raw_len = wc_get_fixed32(rb->raw + size + 1);
-	stored_crc = wc_get_fixed32(rb->raw + size + 5);
-	crc = wc_crc32c(rb->raw, (size_t) size + 5);
+	if (s->map != NULL && off + total <= s->map_len && wc_env_map_allowed())
+		src = s->map + off;		/* no system call, no copy */
+	else
+	{
+		if (!grow(&rb->raw, &rb->raw_cap, total))
+			return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
+							  what, fname, (unsigned long long) off);
+		if ((rc = wc_file_pread(&s->file, rb->raw, total, off, err)) != WC_OK)
+			return rc;
+		src = rb->raw;
+	}
+	type = src[size];
+	raw_len = wc_get_fixed32(src + size + 1);
+	stored_crc = wc_get_fixed32(src + size + 5);
+	crc = wc_crc32c(src, (size_t) size + 5);
 	if (crc != stored_crc)
 		return wc_err_set(err, WC_CORRUPT,
 						  "%s checksum mismatch in %s at offset %llu: stored 0x%08x, computed 0x%08x",
@@ -118,7 +127,7 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 							  "%s in %s at offset %llu: uncompressed length %u differs from stored length %llu",
 							  what, fname, (unsigned long long) off, raw_len,
 							  (unsigned long long) size);
-		*data = rb->raw;
+		*data = src;
 		*len = (size_t) size;
 		return WC_OK;
 	}
@@ -136,7 +145,7 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 		if (!grow(&rb->plain, &rb->plain_cap, raw_len ? raw_len : 1))
 			return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
 							  what, fname, (unsigned long long) off);
-		n = LZ4_decompress_safe((const char *) rb->raw, (char *) rb->plain,
+		n = LZ4_decompress_safe((const char *) src, (char *) rb->plain,
 								(int) size, (int) raw_len);
 		if (n < 0 || (uint32_t) n != raw_len)
 			return wc_err_set(err, WC_CORRUPT,
@@ -331,6 +340,7 @@ decode_index(wc_sst *s, size_t len, uint64_t off, wc_err *err)
 static void
 sst_free(wc_sst *s)
 {
+	wc_file_unmap(s->map, s->map_len);
 	wc_file_close(&s->file);
 	wc_sst_props_clear(&s->props);
 	free(s->filter);
@@ -424,7 +434,11 @@ sst_load(wc_sst *s, wc_err *err)
 	if ((rc = read_meta(s, index_off, index_size, "index block", &s->index_buf,
 						&len, err)) != WC_OK)
 		return rc;
-	return decode_index(s, len, index_off, err);
+	if ((rc = decode_index(s, len, index_off, err)) != WC_OK)
+		return rc;
+	/* the data blocks, whose extent the footer just proved to fit the file */
+	s->map_len = (size_t) s->data_end;
+	return wc_file_map(&s->file, s->map_len, &s->map, err);
 }
 
 int
