@@ -430,18 +430,14 @@ oom:
 	return NULL;
 }
 
-/* Applies the entries of a committed record to lm's memtables. */
+/* Applies the entries of a committed record, positioned in r, to lm's memtables. */
 static int
-apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_err *err)
+apply_entries(wc_db *db, wc_logmem *lm, wc_batch_reader *rd, wc_err *err)
 {
-	wc_batch_reader r;
+	wc_batch_reader r = *rd;
 	wc_batch_entry e;
 	int			rc;
-	char		name[32];
 
-	wc_file_name(name, sizeof(name), lm->number, "log");
-	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
-		return rc;
 	while ((rc = wc_batch_reader_next(&r, &e, err)) == 1)
 	{
 		if (e.type == WC_TYPE_DEL_ALL)
@@ -468,6 +464,17 @@ apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_e
 		db->applied_seq = r.seq_base + r.count - 1;
 	db->dirty = true;
 	return WC_OK;
+}
+
+static int
+apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_err *err)
+{
+	wc_batch_reader r;
+	int			rc;
+
+	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
+		return rc;
+	return apply_entries(db, lm, &r, err);
 }
 
 static int
@@ -895,14 +902,64 @@ wc_db_destroy(const char *dir, wc_err *err)
 
 /* ---------------------------------------------------------------- writing */
 
+/*
+ * Applies our own record (batches[] after header) without reading it back: we hold
+ * the write lock and appended it at the valid end, so it is exactly what we wrote.
+ * A record with a transaction tag is held until the tag resolves.
+ */
+static int
+apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8_t *hdr,
+		  size_t hdr_len, uint64_t seq_base, uint64_t tag, wc_err *err)
+{
+	int			rc = WC_OK;
+
+	if (tag != 0)
+	{
+		size_t		total = hdr_len;
+		uint8_t    *payload;
+
+		for (int i = 0; i < n; i++)
+			total += wc_batch_bytes(batches[i]);
+		if ((payload = malloc(total)) == NULL)
+			return wc_err_set(err, WC_NOMEM, "out of memory");
+		memcpy(payload, hdr, hdr_len);
+		total = hdr_len;
+		for (int i = 0; i < n; i++)
+		{
+			size_t		len;
+			const uint8_t *entries = wc_batch_entries(batches[i], &len);
+
+			memcpy(payload + total, entries, len);
+			total += len;
+		}
+		rc = hold_payload(lm, tag, payload, total, err);
+		free(payload);
+		return rc;
+	}
+	for (int i = 0; i < n && rc == WC_OK; i++)
+	{
+		wc_batch_reader r;
+		size_t		len;
+
+		memset(&r, 0, sizeof(r));
+		r.p = wc_batch_entries(batches[i], &len);
+		r.end = r.p + len;
+		r.seq_base = seq_base;
+		r.count = (uint32_t) wc_batch_count(batches[i]);
+		seq_base += r.count;
+		rc = apply_entries(db, lm, &r, err);
+	}
+	return rc;
+}
+
 int
 wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync, wc_err *err)
 {
 	uint64_t	count = 0;
-	size_t		body = 0,
-				hdr,
-				off;
-	uint8_t    *payload;
+	uint8_t		hdr[WC_BATCH_HEADER_MAX];
+	size_t		hdr_len;
+	wc_slice	stack[16];
+	wc_slice   *parts = stack;
 	uint64_t	seq_base,
 				new_end;
 	wc_logmem  *active;
@@ -912,24 +969,18 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		return wc_err_set(err, WC_FAILED,
 						  "the store handle refuses writes after an earlier fsync failure; reopen it");
 	for (int i = 0; i < n; i++)
-	{
 		count += wc_batch_count(batches[i]);
-		body += wc_batch_bytes(batches[i]);
-	}
 	if (count == 0)
 		return WC_OK;
 	if (count > UINT32_MAX)
 		return wc_err_set(err, WC_INVALID, "a batch of %llu entries is too large",
 						  (unsigned long long) count);
-	payload = malloc(WC_BATCH_HEADER_MAX + body);
-	if (payload == NULL)
-		return wc_err_set(err, WC_NOMEM, "out of memory for a batch of %zu bytes", body);
+	if (n + 1 > (int) (sizeof(stack) / sizeof(stack[0])) &&
+		(parts = malloc(sizeof(wc_slice) * (n + 1))) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
 
 	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
-	{
-		free(payload);
-		return rc;
-	}
+		goto out_unlocked;
 	rc = wc_db_refresh_locked(db, err);
 	if (rc == WC_OK && db->nlogs == 0)
 		rc = wc_err_set(err, WC_CORRUPT, "MANIFEST lists no log");
@@ -963,17 +1014,13 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		seq_base = db->applied_seq;
 	seq_base++;
 
-	hdr = wc_batch_encode_header(payload, seq_base, tag, (uint32_t) count);
-	off = hdr;
+	/* the record's payload is the header and each batch's entries, in order */
+	hdr_len = wc_batch_encode_header(hdr, seq_base, tag, (uint32_t) count);
+	parts[0].data = hdr;
+	parts[0].len = hdr_len;
 	for (int i = 0; i < n; i++)
-	{
-		size_t		len;
-		const uint8_t *entries = wc_batch_entries(batches[i], &len);
-
-		memcpy(payload + off, entries, len);
-		off += len;
-	}
-	rc = wc_log_append(&active->file, active->valid_end, payload, off, &new_end, err);
+		parts[i + 1].data = wc_batch_entries(batches[i], &parts[i + 1].len);
+	rc = wc_log_appendv(&active->file, active->valid_end, parts, n + 1, &new_end, err);
 	if (rc != WC_OK)
 	{
 		wc_err		ignored;
@@ -983,11 +1030,6 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		(void) wc_file_truncate(&active->file, active->valid_end, &ignored);
 		goto out;
 	}
-	/*
-	 * We hold the write lock and appended at the valid end, so the record is
-	 * exactly what we wrote: apply it (or hold it until its transaction
-	 * resolves) instead of reading it back.
-	 */
 	if (seq_base + count - 1 > active->max_seq)
 		active->max_seq = seq_base + count - 1;
 	{
@@ -995,15 +1037,12 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 
 		active->valid_end = new_end;
 		wc_log_reader_skip_to(active->reader, new_end);
-		rc = tag == 0 ? apply_payload(db, active, payload, off, err)
-			: hold_payload(active, tag, payload, off, err);
-		if (rc != WC_OK)
+		if (apply_own(db, active, batches, n, hdr, hdr_len, seq_base, tag, err) != WC_OK)
 		{
 			/* the record is written; only our view lags: read it back next time */
 			active->valid_end = old_end;
 			wc_log_reader_skip_to(active->reader, old_end);
 			wc_err_clear(err);
-			rc = WC_OK;
 		}
 	}
 	if (new_end >= db->opts.log_switch_bytes)
@@ -1015,14 +1054,17 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		(void) wc_db_switch_log(db, active, &serr);
 	}
 	wc_db_unlock(db, WC_LOCK_WRITE);
-	free(payload);
+	if (parts != stack)
+		free(parts);
 	if (sync && (rc = wc_file_sync(&active->file, false, err)) != WC_OK)
 		db->failed = true;
 	return rc;
 
 out:
 	wc_db_unlock(db, WC_LOCK_WRITE);
-	free(payload);
+out_unlocked:
+	if (parts != stack)
+		free(parts);
 	return rc;
 }
 

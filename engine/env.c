@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -165,6 +166,62 @@ wc_file_pwrite(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err)
 		done += (size_t) w;
 	}
 	return WC_OK;
+}
+
+/* Writes iov[0..n-1] at *at, resuming after short writes; advances *at. */
+static int
+pwritev_all(wc_file *f, struct iovec *iov, int n, uint64_t *at, wc_err *err)
+{
+	int			first = 0;
+
+	while (first < n)
+	{
+		ssize_t		w = pwritev(f->fd, &iov[first], n - first, (off_t) *at);
+
+		if (w < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return wc_err_sys(err, "could not write file \"%s\" at offset %llu",
+							  f->name, (unsigned long long) *at);
+		}
+		*at += (uint64_t) w;
+		while (first < n && (size_t) w >= iov[first].iov_len)
+			w -= (ssize_t) iov[first++].iov_len;
+		if (first < n)
+		{
+			iov[first].iov_base = (char *) iov[first].iov_base + w;
+			iov[first].iov_len -= (size_t) w;
+		}
+	}
+	return WC_OK;
+}
+
+int
+wc_file_pwritev(wc_file *f, const wc_slice *parts, int nparts, uint64_t off, wc_err *err)
+{
+	struct iovec iov[64];
+	int			n = 0,
+				rc;
+	uint64_t	at = off;
+
+	if (fault_hit(WC_FAULT_WRITE))
+		return wc_err_sys(err, "could not write file \"%s\" at offset %llu",
+						  f->name, (unsigned long long) off);
+	for (int i = 0; i < nparts; i++)
+	{
+		if (parts[i].len == 0)
+			continue;
+		iov[n].iov_base = (void *) parts[i].data;
+		iov[n].iov_len = parts[i].len;
+		if (++n == 64)
+		{
+			if ((rc = pwritev_all(f, iov, n, &at, err)) != WC_OK)
+				return rc;
+			n = 0;
+		}
+	}
+	return n > 0 ? pwritev_all(f, iov, n, &at, err) : WC_OK;
 }
 
 int

@@ -43,6 +43,9 @@ int			wc_file_pread_some(wc_file *f, void *buf, size_t n, uint64_t off, size_t *
 /* Writes all n bytes at off. */
 int			wc_file_pwrite(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err);
 
+/* Writes the parts in order, all of them, at off (one pwritev when it can). */
+int			wc_file_pwritev(wc_file *f, const wc_slice *parts, int nparts, uint64_t off, wc_err *err);
+
 /* fdatasync (fsync when full).  Failure is final for the caller. */
 int			wc_file_sync(wc_file *f, bool full, wc_err *err);
 int			wc_file_size(wc_file *f, uint64_t *size, wc_err *err);

@@ -132,39 +132,48 @@ int
 wc_log_append(wc_file *f, uint64_t off, const void *payload, size_t len,
 			  uint64_t *new_end, wc_err *err)
 {
+	wc_slice	part = {payload, len};
+
+	return wc_log_appendv(f, off, &part, 1, new_end, err);
+}
+
+int
+wc_log_appendv(wc_file *f, uint64_t off, const wc_slice *parts, int nparts,
+			   uint64_t *new_end, wc_err *err)
+{
 	uint8_t		h[LOG_RECORD_HEADER];
-	uint8_t    *rec;
+	wc_slice	stack[16];
+	wc_slice   *all = stack;
+	size_t		len = 0;
 	uint32_t	crc;
 	int			rc;
 
+	for (int i = 0; i < nparts; i++)
+		len += parts[i].len;
 	if (len > LOG_MAX_RECORD)
 		return wc_err_set(err, WC_INVALID,
 						  "a log record of %zu bytes exceeds the limit of %u bytes (in %s)",
 						  len, (unsigned) LOG_MAX_RECORD, f->name);
 	wc_put_fixed32(h + 4, (uint32_t) len);
 	h[8] = LOG_TYPE_BATCH;
-	crc = wc_crc32c_extend(wc_crc32c(h + 4, 5), payload, len);
+	crc = wc_crc32c(h + 4, 5);
+	for (int i = 0; i < nparts; i++)
+		crc = wc_crc32c_extend(crc, parts[i].data, parts[i].len);
 	wc_put_fixed32(h, crc);
 
 	/*
-	 * One pwrite makes the record appear at once to readers in the common case;
-	 * a torn one is still recognised by its CRC, so two writes are only slower.
+	 * One pwritev makes the record appear at once to readers in the common case;
+	 * a torn one is still recognised by its CRC.
 	 */
-	rec = malloc(LOG_RECORD_HEADER + len);
-	if (rec != NULL)
-	{
-		memcpy(rec, h, LOG_RECORD_HEADER);
-		if (len > 0)
-			memcpy(rec + LOG_RECORD_HEADER, payload, len);
-		rc = wc_file_pwrite(f, rec, LOG_RECORD_HEADER + len, off, err);
-		free(rec);
-	}
-	else
-	{
-		rc = wc_file_pwrite(f, h, LOG_RECORD_HEADER, off, err);
-		if (rc == WC_OK && len > 0)
-			rc = wc_file_pwrite(f, payload, len, off + LOG_RECORD_HEADER, err);
-	}
+	if (nparts + 1 > (int) (sizeof(stack) / sizeof(stack[0])) &&
+		(all = malloc(sizeof(wc_slice) * (nparts + 1))) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory appending to %s", f->name);
+	all[0].data = h;
+	all[0].len = LOG_RECORD_HEADER;
+	memcpy(&all[1], parts, sizeof(wc_slice) * nparts);
+	rc = wc_file_pwritev(f, all, nparts + 1, off, err);
+	if (all != stack)
+		free(all);
 	if (rc != WC_OK)
 		return rc;
 	*new_end = off + LOG_RECORD_HEADER + len;

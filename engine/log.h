@@ -31,6 +31,10 @@ int			wc_log_check_header(wc_file *f, uint64_t *number, wc_err *err);
 int			wc_log_append(wc_file *f, uint64_t off, const void *payload, size_t len,
 						  uint64_t *new_end, wc_err *err);
 
+/* The same for a payload given in parts (concatenated), written with one pwritev. */
+int			wc_log_appendv(wc_file *f, uint64_t off, const wc_slice *parts, int nparts,
+						   uint64_t *new_end, wc_err *err);
+
 typedef struct wc_log_reader wc_log_reader;
 
 /* A reader of f (not owned) positioned at offset off (>= WC_LOG_HEADER_SIZE). */
