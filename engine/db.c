@@ -763,6 +763,43 @@ open_lock_file(wc_db *db, bool create, wc_err *err)
 	return rc;
 }
 
+/*
+ * A store without MANIFEST is new only if it holds no data: a lost MANIFEST next
+ * to logs or sorted files is damage, and starting afresh there would later remove
+ * those files as orphans.  The one file a crash of the very first creation can
+ * leave is 000001.log holding only its header.
+ */
+static int
+check_no_data(wc_db *db, wc_err *err)
+{
+	char	  **names;
+	int			n,
+				rc;
+
+	if ((rc = wc_env_list(db->dir, &names, &n, err)) != WC_OK)
+		return rc;
+	for (int i = 0; i < n && rc == WC_OK; i++)
+	{
+		const char *dot = strrchr(names[i], '.');
+		bool		data = dot && (strcmp(dot, ".log") == 0 || strcmp(dot, ".sst") == 0);
+
+		if (data && strcmp(names[i], "000001.log") == 0)
+		{
+			char		path[4096];
+			struct stat st;
+
+			snprintf(path, sizeof(path), "%s/%s", db->dir, names[i]);
+			data = stat(path, &st) != 0 || st.st_size > WC_LOG_HEADER_SIZE;
+		}
+		if (data)
+			rc = wc_err_set(err, WC_CORRUPT,
+							"MANIFEST is missing in a store that holds data (\"%s\" and maybe more)",
+							names[i]);
+	}
+	wc_env_free_list(names, n);
+	return rc;
+}
+
 /* Writes the first manifest and log of a new store, unless another process did. */
 static int
 create_store(wc_db *db, wc_err *err)
@@ -777,6 +814,11 @@ create_store(wc_db *db, wc_err *err)
 	{
 		wc_db_unlock(db, WC_LOCK_MANIFEST);
 		return WC_OK;
+	}
+	if ((rc = check_no_data(db, err)) != WC_OK)
+	{
+		wc_db_unlock(db, WC_LOCK_MANIFEST);
+		return rc;
 	}
 	memset(&m, 0, sizeof(m));
 	m.next_file = 2;

@@ -106,6 +106,68 @@ DROP FOREIGN TABLE er;
 SELECT count(*) FROM pg_ls_dir('base/' || (SELECT oid FROM pg_database WHERE datname = current_database())) d
  WHERE d = 'widecol_' || :er_oid;
 
+
+-- options, checked by the validator: HV00J missing families, HV00D unknown name or a
+-- per-family option of an undeclared family, 22023 bad values; nothing is created
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', colour 'red')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', "h.ttl" '1 day')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', max_versions '-1')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', max_versions 'many')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', ttl '1 month')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', ttl '-1 hour')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', compression 'zstd')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f,f')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f,,g')$$);
+SELECT wc_try(format($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families %L)$$, repeat('x', 256)));
+SELECT wc_try(format($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families %L)$$,
+                     (SELECT string_agg('f' || i, ',') FROM generate_series(1, 65) i)));
+SELECT count(*) FROM pg_class WHERE relname = 'ero';
+-- ALTER is validated against the whole resulting list: families cannot be dropped
+CREATE FOREIGN TABLE era (rowkey text, family text, value text) SERVER wide OPTIONS (families 'f,g', "g.ttl" '1 day');
+SELECT wc_try($$ALTER FOREIGN TABLE era OPTIONS (DROP families)$$);
+SELECT wc_try($$ALTER FOREIGN TABLE era OPTIONS (SET families 'f')$$);
+SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'era'::regclass;
+-- a table without a family column writes to its only family: with several, 23502 (no family)
+CREATE FOREIGN TABLE ernf (rowkey text, value text) SERVER wide OPTIONS (families 'f,g');
+SELECT wc_try($$INSERT INTO ernf VALUES ('k', 'v')$$);
+DROP FOREIGN TABLE ernf;
+-- columns of types the store cannot key on, or with other names: refused at CREATE
+SELECT wc_try($$CREATE FOREIGN TABLE ert (rowkey int, value text) SERVER wide OPTIONS (families 'f')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ert (rowkey text, colour text) SERVER wide OPTIONS (families 'f')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ert (rowkey text, family int, value text) SERVER wide OPTIONS (families 'f')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ert (value text) SERVER wide OPTIONS (families 'f')$$);
+SELECT count(*) FROM pg_class WHERE relname = 'ert';
+-- a huge qualifier in a bytea column too: 54000
+CREATE FOREIGN TABLE erb (rowkey bytea, family text, qualifier bytea, value bytea) SERVER wide OPTIONS (families 'f');
+SELECT wc_try($$INSERT INTO erb VALUES (decode(repeat('00', 65537), 'hex'), 'f', '\x00', '\x00')$$);
+SELECT wc_try($$INSERT INTO erb VALUES ('\x00', 'f', decode(repeat('ab', 1048577), 'hex'), '\x00')$$);
+SELECT wc_try($$INSERT INTO erb VALUES ('\x00', 'f', '\x00', NULL)$$);
+SELECT count(*) FROM erb;
+-- ON CONFLICT and a write to a table's key columns it lacks: 0A000
+SELECT wc_try($$INSERT INTO era VALUES ('k', 'f', 'v') ON CONFLICT DO NOTHING$$);
+SELECT wc_try($$UPDATE era SET value = 'w'$$);
+SELECT wc_try($$DELETE FROM era$$);
+SELECT count(*) FROM era;
+-- a write to a dropped table: 42P01, also through a statement prepared before the DROP
+CREATE FOREIGN TABLE erd (rowkey text, family text, value text) SERVER wide OPTIONS (families 'f');
+PREPARE erd_ins AS INSERT INTO erd VALUES ('k', 'f', 'v');
+DROP FOREIGN TABLE erd;
+EXECUTE erd_ins;  -- ERROR
+SELECT wc_try($$INSERT INTO erd VALUES ('k', 'f', 'v')$$);
+DEALLOCATE erd_ins;
+-- the directory option: an absolute path (22023), and only a superuser may set it (42501)
+SELECT wc_try($$CREATE SERVER erdir FOREIGN DATA WRAPPER widecol_fdw OPTIONS (directory 'relative/path')$$);
+CREATE ROLE regress_wc_nosuper;
+GRANT USAGE ON FOREIGN DATA WRAPPER widecol_fdw TO regress_wc_nosuper;
+SET ROLE regress_wc_nosuper;
+SELECT wc_try($$CREATE SERVER erdir FOREIGN DATA WRAPPER widecol_fdw OPTIONS (directory '/tmp/widecol-outside')$$);
+RESET ROLE;
+SELECT count(*) FROM pg_foreign_server WHERE srvname = 'erdir';
+REVOKE USAGE ON FOREIGN DATA WRAPPER widecol_fdw FROM regress_wc_nosuper;
+DROP ROLE regress_wc_nosuper;
+DROP FOREIGN TABLE era, erb;
+
 DROP FOREIGN TABLE ertz, erms;
 DROP TABLE plain;
 DROP FUNCTION wc_try(text);

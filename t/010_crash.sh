@@ -3,14 +3,20 @@
 #
 # Each round, while three sessions write (one-cell autocommit INSERTs, 20-cell transactions over
 # two rows, and transactions that ROLLBACK), a fourth flushes and compacts in a loop and a fifth
-# holds an open transaction with a write in it, the server crashes at a random moment:
-#   odd rounds:  kill -9 of the postmaster and every backend at once, then a restart;
-#   even rounds: kill -9 of one backend (a writer or the one flushing), after which the
-#                postmaster resets every session and recovers by itself.
+# holds an open transaction with a write in it, the server crashes, in a cycle of six rounds:
+#   1. kill -9 of the postmaster and every backend at once, at a random moment, then a restart;
+#   2. kill -9 of one backend, the one writing 20-cell transactions, in the middle of its
+#      writes (the postmaster then resets every session and recovers by itself);
+#   3. the whole cluster killed while widecol_flush runs;
+#   4. the flushing session's backend killed while widecol_compact runs;
+#   5. the whole cluster killed while widecol_compact runs;
+#   6. the flushing session's backend killed while widecol_flush runs.
+# ("while X runs": pg_stat_activity showed the session active in X just before the kill; when
+# it is not seen within 10 s the kill happens anyway, and the round says so.)
 # Then: every write a client was told committed is there, at most the one in flight besides,
 # with no gap; every 20-cell transaction is whole or absent; nothing rolled back or left open
 # appears; every earlier round still reads the same; and the table takes writes again.
-# 3 rounds; 12 with WIDECOL_LONG=1.
+# 6 rounds; 100 with WIDECOL_LONG=1.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
@@ -18,8 +24,8 @@ t_cluster_with_fdw
 wc_psql -c "CREATE FOREIGN TABLE kv (rowkey text, family text, qualifier text, ts bigint, value text)
             SERVER wide OPTIONS (families 'a,b')" || t_bail "CREATE FOREIGN TABLE kv"
 
-rounds=3
-t_long && rounds=12
+rounds=6
+t_long && rounds=100
 work=$(mktemp -d /tmp/widecol-crash.XXXXXX)
 wc_on_exit "rm -rf '$work'"
 client_pids=()
@@ -45,6 +51,14 @@ pending_open() {
     [ "$(wc_psql -c "SELECT count(*) FROM pg_stat_activity
                      WHERE application_name = 'pending' AND query LIKE 'SELECT pg_sleep%'" 2>/dev/null)" = 1 ]
 }
+# in_maint FUNCTION: the pid of the flushing session's backend while it runs FUNCTION, or fails
+in_maint() {
+    local p
+    p=$(wc_psql -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'maint'
+                      AND state = 'active' AND query LIKE 'SELECT $1(%'" 2>/dev/null)
+    [ -n "$p" ] && echo "$p"
+}
+caught=0; aimed=0
 backend_of() {
     wc_psql -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$1' LIMIT 1" 2>/dev/null
 }
@@ -97,15 +111,29 @@ for ((r = 1; r <= rounds; r++)); do
     wait_until 30 pending_open || t_diag "round $r: the open transaction was not seen in time"
     sleep "$(awk -v s="$RANDOM" 'BEGIN { printf "%.2f", 0.5 + (s % 250) / 100 }')"
 
-    if ((r % 2 == 1)); then
-        how="kill -9 of the whole cluster"
+    case $(( (r - 1) % 6 )) in
+        0) whole=1; during= ;;
+        1) whole=0; during= ;;
+        2) whole=1; during=widecol_flush ;;
+        3) whole=0; during=widecol_compact ;;
+        4) whole=1; during=widecol_compact ;;
+        5) whole=0; during=widecol_flush ;;
+    esac
+    mpid=
+    if [ -n "$during" ]; then
+        aimed=$((aimed + 1))
+        for ((i = 0; i < 1000; i++)); do mpid=$(in_maint "$during") && break; done
+        if [ -n "$mpid" ]; then caught=$((caught + 1)); else t_diag "round $r: $during was not seen running; killing anyway"; fi
+    fi
+    if ((whole)); then
+        how="kill -9 of the whole cluster${during:+ while $during runs}"
         wc_cluster_kill9
         wait "${client_pids[@]}" 2>/dev/null
         wc_cluster_restart || t_bail "round $r: the server restarts after $how"
     else
-        if ((r % 4 == 0)); then victim=maint; else victim=multi; fi
-        how="kill -9 of the backend of '$victim'"
-        pid=$(backend_of "$victim")
+        if [ -n "$during" ]; then victim=maint; else victim=multi; fi
+        how="kill -9 of the backend of '$victim'${during:+ while $during runs}"
+        pid=${mpid:-$(backend_of "$victim")}
         if [ -n "$pid" ]; then kill -9 "$pid"; else t_diag "round $r: no backend for $victim; killing 'single'"; kill -9 "$(backend_of single)"; fi
         wait "${client_pids[@]}" 2>/dev/null
         wait_until 120 server_up || t_bail "round $r: the server recovers after $how"
@@ -135,6 +163,7 @@ for ((r = 1; r <= rounds; r++)); do
         "$expected" "round $r: every round so far reads as it did"
 done
 
+t_diag "$rounds rounds; $caught of the $aimed kills aimed at a flush or compaction hit it running"
 t_ok "after the crashes, the table takes writes, flushes and compacts" \
     wc_psql -c "INSERT INTO kv VALUES ('zz', 'b', 'q', 7, 'after')" \
             -c "SELECT widecol_flush('kv')" -c "SELECT widecol_compact('kv')"

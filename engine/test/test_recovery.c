@@ -399,10 +399,46 @@ test_corrupt(void)
 	test_rmdir(base);
 }
 
+/* A lost MANIFEST next to data is corruption: never a fresh, empty store. */
+static void
+test_lost_manifest(void)
+{
+	char	   *dir = test_tmpdir("lostmanifest");
+	char		path[4200];
+	wc_db	   *db;
+	wc_err		err;
+	int			rc;
+
+	CHECK_OK(open_store(dir, &db, &err), &err);
+	CHECK_OK(write_rows(db, "m", 0, 10, true, &err), &err);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK_OK(write_rows(db, "m", 10, 12, true, &err), &err);
+	wc_db_close(db);
+	snprintf(path, sizeof(path), "%s/MANIFEST", dir);
+	CHECK(unlink(path) == 0, "unlink MANIFEST");
+	rc = open_store(dir, &db, &err);
+	CHECK(rc == WC_CORRUPT && strstr(err.msg, "MANIFEST is missing") != NULL,
+		  "open without MANIFEST: rc %d: %s", rc, err.msg);
+	CHECK(!wc_env_exists(dir, "MANIFEST"), "no new MANIFEST was written");
+	CHECK(wc_env_exists(dir, "000002.log"), "the data files are untouched");
+	test_rmdir(dir);
+
+	/* a crash in the very first creation leaves only an empty 000001.log: fine */
+	dir = test_tmpdir("firstcreate");
+	CHECK_OK(open_store(dir, &db, &err), &err);
+	wc_db_close(db);
+	snprintf(path, sizeof(path), "%s/MANIFEST", dir);
+	CHECK(unlink(path) == 0, "unlink MANIFEST");
+	CHECK_OK(open_store(dir, &db, &err), &err);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
 int
 main(void)
 {
 	t_name = "test_recovery";
+	test_lost_manifest();
 	test_cut();
 	test_faults();
 	test_corrupt();

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# t/025_pgbench.sh -- pgbench clients write and read back their own rows; two sessions update
+# one row at once.
+#
+# 1. pgbench, 8 clients, each transaction inserting a 3-cell row under a random key and
+#    reading it back, inside the transaction (its own uncommitted writes) and after COMMIT
+#    (a read that does not find exactly the 3 cells divides by zero, which fails the
+#    transaction), while another session flushes and compacts in a loop.  Checked: pgbench
+#    reports every transaction processed and 0 failed, and the table then holds exactly
+#    3 cells per transaction, also after a major compaction.
+# 2. Two sessions UPDATE all 3 cells of one row with their own value, over and over, while a
+#    third reads the row: every read, and the end state, shows the 3 cells carrying one
+#    writer's value of one iteration (a serial outcome), never a mix.
+# 500 transactions per pgbench client and 300 updates per writer; 3000 and 1000 with
+# WIDECOL_LONG=1.
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+
+PGBENCH=$WC_PGBIN/pgbench
+[ -x "$PGBENCH" ] || t_skip_all "$PGBENCH not found (postgresql-client-15)"
+t_cluster_with_fdw
+ntx=500; nupd=300
+t_long && { ntx=3000; nupd=1000; }
+work=$(mktemp -d /tmp/widecol-pgbench.XXXXXX)
+chmod 755 "$work"
+wc_on_exit "rm -rf '$work'"
+pids=()
+wc_on_exit 'kill ${pids[*]:-}'
+
+wc_psql -c "CREATE FOREIGN TABLE pb (rowkey text, family text, qualifier text, ts bigint, value text)
+            SERVER wide OPTIONS (families 'a,b')" \
+        -c "CREATE FOREIGN TABLE u (rowkey text, family text, qualifier text, ts bigint, value text)
+            SERVER wide OPTIONS (families 'f')" \
+        -c "INSERT INTO u SELECT 'r', 'f', 'c' || i, 1, 'init' FROM generate_series(1, 3) i" ||
+    t_bail "the tables"
+
+# --- 1. pgbench
+cat >"$work/insert-read.sql" <<'SQL'
+\set k random(1, 1000000000000)
+BEGIN;
+INSERT INTO pb VALUES ('c:client_id-:k', 'a', 'x', 1, 'v:k'), ('c:client_id-:k', 'a', 'y', 1, 'w:k'), ('c:client_id-:k', 'b', 'z', 2, 'u:k');
+SELECT 1 / (count(*) = 3 AND bool_and(value LIKE '_:k'))::int FROM pb WHERE rowkey = 'c:client_id-:k';
+COMMIT;
+SELECT 1 / (count(*) = 3 AND bool_and(value LIKE '_:k'))::int FROM pb WHERE rowkey = 'c:client_id-:k';
+SQL
+(for ((i = 0; i < 100000; i++)); do
+    echo "SELECT widecol_flush('pb'); SELECT widecol_compact('pb'); SELECT pg_sleep(0.3);"
+ done) | PGAPPNAME=maint "$WC_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -f - >/dev/null 2>"$work/maint.err" &
+maint=$!
+pids+=($maint)
+
+t0=$(date +%s)
+"$PGBENCH" -n -c 8 -j 2 -t "$ntx" -f "$work/insert-read.sql" >"$work/pgbench.out" 2>"$work/pgbench.err"
+rc=$?
+kill "$maint" 2>/dev/null; wait "$maint" 2>/dev/null
+processed=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' "$work/pgbench.out")
+failedtx=$(sed -nE 's/^number of failed transactions: ([0-9]+).*/\1/p' "$work/pgbench.out")
+t_diag "pgbench: $(tr '\n' ';' <"$work/pgbench.out" | grep -oE 'number of transactions actually processed[^;]*;number of failed[^;]*|tps = [0-9.]+' | tr '\n' ' ') ($(( $(date +%s) - t0 )) s)"
+t_ok "pgbench ran every transaction ($processed of $((8 * ntx))) with 0 failed (${failedtx:-?}), exit status $rc" \
+    test "$rc" = 0 -a "${processed:-0}" = $((8 * ntx)) -a "${failedtx:-x}" = 0 ||
+    { grep -v '^pgbench: client [0-9]* executing' "$work/pgbench.err" | head -n 5 | sed 's/^/#   /'; }
+t_ok "flush and compaction ran beside pgbench without error" test ! -s "$work/maint.err" ||
+    head -n 5 "$work/maint.err" | sed 's/^/#   /'
+t_is "$(wc_psql -F ' ' -c "SELECT count(*), count(DISTINCT rowkey) FROM pb")" "$((24 * ntx)) $((8 * ntx))" \
+    "the table holds exactly 3 cells for each of the $((8 * ntx)) transactions"
+wc_psql -c "SELECT widecol_compact('pb')" >/dev/null
+t_is "$(wc_psql -c "SELECT count(*) FROM pb")" "$((24 * ntx))" "... also after a major compaction"
+
+# --- 2. two sessions update the same row
+for s in A B; do
+    awk -v s="$s" -v n="$nupd" 'BEGIN { for (i = 1; i <= n; i++)
+        printf "BEGIN;\nUPDATE u SET value = %c%s-%d%c WHERE rowkey = %cr%c;\nCOMMIT;\n", 39, s, i, 39, 39, 39 }' |
+        PGAPPNAME=upd$s "$WC_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -f - >/dev/null 2>"$work/upd$s.err" &
+    pids+=($!)
+    upd+=($!)
+done
+reads=0; mixed=0; example=
+while kill -0 "${upd[@]}" 2>/dev/null; do
+    got=$(wc_psql -F ' ' -c "SELECT count(*), count(DISTINCT value), min(value) FROM u WHERE rowkey = 'r'") || break
+    reads=$((reads + 1))
+    [ "${got% *}" = "3 1" ] || { mixed=$((mixed + 1)); example="$got; $(wc_psql -c "SELECT string_agg(qualifier || '=' || value, ' ') FROM u")"; }
+done
+ufail=0
+for p in "${upd[@]}"; do wait "$p" || ufail=$((ufail + 1)); done
+t_is "$ufail" 0 "both updating sessions finish without error" || cat "$work"/upd*.err | head -n 5 | sed 's/^/#   /'
+t_ok "every read of the row showed its 3 cells with one writer's value ($reads reads, $mixed mixed${example:+: $example})" \
+    test "$mixed" = 0 -a "$reads" -gt 0
+final=$(wc_psql -F ' ' -c "SELECT count(*), count(DISTINCT value), bool_and(value ~ '^[AB]-$nupd\$') FROM u WHERE rowkey = 'r'")
+t_is "$final" "3 1 t" "in the end the 3 cells carry the last value of one writer ($(wc_psql -c "SELECT min(value) FROM u"))"
+
+t_done
