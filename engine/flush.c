@@ -255,11 +255,8 @@ write_family(wc_db *db, const wc_fammem *fm, uint64_t number, uint64_t trunc,
 		rc = wc_sst_builder_add(b, c);
 	}
 	wc_iter_close(it);
-	if (rc != WC_OK)
-	{
-		wc_sst_builder_abandon(b);
-		return wc_err_set(err, rc, "could not add an entry to %s", name);
-	}
+	/* after a failed add, finish reports the builder's first error (with its
+	 * cause, e.g. no space left) and removes the file */
 	return wc_sst_builder_finish(b, props, err);
 }
 

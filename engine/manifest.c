@@ -185,7 +185,7 @@ static int
 cur_short(cursor *c, const char *what, size_t need)
 {
 	return wc_err_set(c->err, WC_CORRUPT,
-					  "manifest is damaged at offset %zu: %s needs %zu bytes but only %zu are left in the body",
+					  "MANIFEST is damaged at offset %zu: %s needs %zu bytes but only %zu are left in the body",
 					  cur_off(c), what, need, (size_t) (c->end - c->p));
 }
 
@@ -206,7 +206,7 @@ get_varint(cursor *c, const char *what, uint64_t *v)
 
 	if (next == NULL)
 		return wc_err_set(c->err, WC_CORRUPT,
-						  "manifest is damaged at offset %zu: %s is not a valid varint",
+						  "MANIFEST is damaged at offset %zu: %s is not a valid varint",
 						  cur_off(c), what);
 	c->p = next;
 	return WC_OK;
@@ -224,7 +224,7 @@ get_bytes(cursor *c, const char *what, size_t max, const uint8_t **data, size_t 
 		return rc;
 	if (n > max)
 		return wc_err_set(c->err, WC_CORRUPT,
-						  "manifest is damaged at offset %zu: %s has length %llu, above the limit of %zu",
+						  "MANIFEST is damaged at offset %zu: %s has length %llu, above the limit of %zu",
 						  at, what, (unsigned long long) n, max);
 	if ((uint64_t) (c->end - c->p) < n)
 		return cur_short(c, what, (size_t) n);
@@ -270,7 +270,7 @@ get_file(cursor *c, wc_manifest_file *mf)
 		return rc;
 	if (memchr(fam, '\0', fam_len) != NULL)
 		return wc_err_set(c->err, WC_CORRUPT,
-						  "manifest is damaged at offset %zu: family name of file %llu contains a zero byte",
+						  "MANIFEST is damaged at offset %zu: family name of file %llu contains a zero byte",
 						  cur_off(c) - fam_len, (unsigned long long) mf->number);
 	memcpy(pr->family, fam, fam_len);
 	pr->family[fam_len] = '\0';
@@ -307,7 +307,7 @@ get_count(cursor *c, const char *what, size_t min_size, int *count)
 		return rc;
 	if (n > (uint64_t) (c->end - c->p) / min_size || n > INT_MAX)
 		return wc_err_set(c->err, WC_CORRUPT,
-						  "manifest is damaged at offset %zu: %s is %llu but only %zu bytes are left in the body",
+						  "MANIFEST is damaged at offset %zu: %s is %llu but only %zu bytes are left in the body",
 						  at, what, (unsigned long long) n, (size_t) (c->end - c->p));
 	*count = (int) n;
 	return WC_OK;
@@ -346,7 +346,7 @@ decode_body(cursor *c, wc_manifest *m)
 	}
 	if (c->p != c->end)
 		return wc_err_set(c->err, WC_CORRUPT,
-						  "manifest is damaged at offset %zu: %zu bytes follow the last file entry in the body",
+						  "MANIFEST is damaged at offset %zu: %zu bytes follow the last file entry in the body",
 						  cur_off(c), (size_t) (c->end - c->p));
 	return WC_OK;
 }
@@ -364,31 +364,31 @@ wc_manifest_decode(const uint8_t *buf, size_t len, wc_manifest *m, wc_err *err)
 	memset(m, 0, sizeof(*m));
 	if (len < MANIFEST_HEADER + MANIFEST_TRAILER)
 		return wc_err_set(err, WC_CORRUPT,
-						  "manifest is truncated: %zu bytes, fewer than the %d of header and checksum",
+						  "MANIFEST is truncated: %zu bytes, fewer than the %d of header and checksum",
 						  len, MANIFEST_HEADER + MANIFEST_TRAILER);
 	if (memcmp(buf, manifest_magic, 8) != 0)
-		return wc_err_set(err, WC_CORRUPT, "manifest has a bad magic number at offset 0");
+		return wc_err_set(err, WC_CORRUPT, "MANIFEST has a bad magic number at offset 0");
 	version = wc_get_fixed32(buf + 8);
 	if (version != MANIFEST_FORMAT_VERSION)
 		return wc_err_set(err, WC_CORRUPT,
-						  "manifest has format version %u; this build reads version %d",
+						  "MANIFEST has format version %u; this build reads version %d",
 						  version, MANIFEST_FORMAT_VERSION);
 	body_len = wc_get_fixed32(buf + 12);
 	if ((uint64_t) body_len + MANIFEST_TRAILER > len - MANIFEST_HEADER)
 		return wc_err_set(err, WC_CORRUPT,
-						  "manifest is truncated: body_len %u needs %llu bytes after the header (with the checksum) but only %zu follow",
+						  "MANIFEST is truncated: body_len %u needs %llu bytes after the header (with the checksum) but only %zu follow",
 						  body_len, (unsigned long long) body_len + MANIFEST_TRAILER,
 						  len - MANIFEST_HEADER);
 	if ((uint64_t) body_len + MANIFEST_TRAILER < len - MANIFEST_HEADER)
 		return wc_err_set(err, WC_CORRUPT,
-						  "manifest has %zu trailing bytes after its checksum at offset %u",
+						  "MANIFEST has %zu trailing bytes after its checksum at offset %u",
 						  len - MANIFEST_HEADER - body_len - MANIFEST_TRAILER,
 						  MANIFEST_HEADER + body_len);
 	stored = wc_get_fixed32(buf + MANIFEST_HEADER + body_len);
 	computed = wc_crc32c(buf, MANIFEST_HEADER + body_len);
 	if (stored != computed)
 		return wc_err_set(err, WC_CORRUPT,
-						  "manifest checksum mismatch at offset %u: stored 0x%08x, computed 0x%08x",
+						  "MANIFEST checksum mismatch at offset %u: stored 0x%08x, computed 0x%08x",
 						  MANIFEST_HEADER + body_len, stored, computed);
 
 	c.start = buf;

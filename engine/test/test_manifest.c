@@ -215,7 +215,7 @@ test_damage(void)
 			rc = wc_manifest_decode(buf, len, &b, &err);
 			buf[i] ^= masks[mi];
 			if (rc != WC_CORRUPT || b.nfiles != 0 || b.files != NULL || b.logs != NULL ||
-				strstr(err.msg, "manifest") == NULL)
+				strstr(err.msg, "MANIFEST") == NULL)
 			{
 				bad++;
 				fprintf(stderr, "flip 0x%02x at %zu: rc=%d %s\n", masks[mi], i, rc, err.msg);
