@@ -38,27 +38,6 @@ typedef struct compact_state
 	int64_t		last_ts;
 } compact_state;
 
-static bool
-copy_into(uint8_t **buf, size_t *cap, size_t *len, const uint8_t *src, size_t n)
-{
-	if (n > *cap)
-	{
-		size_t		c = *cap ? *cap : 64;
-		uint8_t    *p;
-
-		while (c < n)
-			c *= 2;
-		if ((p = realloc(*buf, c)) == NULL)
-			return false;
-		*buf = p;
-		*cap = c;
-	}
-	if (n)
-		memcpy(*buf, src, n);
-	*len = n;
-	return true;
-}
-
 /* Decides whether c survives; returns 1 keep, 0 drop, <0 error. */
 static int
 compact_keep(compact_state *st, const wc_cell *c, uint64_t trunc, uint32_t max_versions,
@@ -70,8 +49,10 @@ compact_keep(compact_state *st, const wc_cell *c, uint64_t trunc, uint32_t max_v
 		return 0;
 	if (!st->have_row || wc_row_cmp(c->row, c->row_len, st->row, st->row_len) != 0)
 	{
-		if (!copy_into(&st->row, &st->row_cap, &st->row_len, c->row, c->row_len))
+		if (!wc_buf_reserve(&st->row, &st->row_cap, c->row_len))
 			return WC_NOMEM;
+		memcpy(st->row, c->row, c->row_len);
+		st->row_len = c->row_len;
 		st->have_row = true;
 		st->have_col = false;
 		st->fam_tomb = 0;
@@ -84,8 +65,11 @@ compact_keep(compact_state *st, const wc_cell *c, uint64_t trunc, uint32_t max_v
 	}
 	if (!st->have_col || wc_row_cmp(c->qual, c->qual_len, st->qual, st->qual_len) != 0)
 	{
-		if (!copy_into(&st->qual, &st->qual_cap, &st->qual_len, c->qual, c->qual_len))
+		if (!wc_buf_reserve(&st->qual, &st->qual_cap, c->qual_len))
 			return WC_NOMEM;
+		if (c->qual_len)
+			memcpy(st->qual, c->qual, c->qual_len);
+		st->qual_len = c->qual_len;
 		st->have_col = true;
 		st->col_tomb = 0;
 		st->slots = 0;
@@ -110,15 +94,6 @@ compact_keep(compact_state *st, const wc_cell *c, uint64_t trunc, uint32_t max_v
 	if (c->type == WC_TYPE_DEL_VERSION)
 		return max_versions != 0 ? 1 : 0;
 	return 1;
-}
-
-static int64_t
-clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int
@@ -154,7 +129,7 @@ wc_db_compact_family(wc_db *db, const char *family, wc_err *err)
 	f = wc_db_family(db, (const uint8_t *) family, strlen(family));
 	if (f)
 	{
-		int64_t		now = clock_ms();
+		int64_t		now = wc_env_now_ms();
 
 		max_versions = f->max_versions;
 		if (f->ttl_ms > 0 && now > INT64_MIN + f->ttl_ms)

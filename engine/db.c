@@ -644,15 +644,6 @@ wc_db_version(wc_db *db)
 	return db->current;
 }
 
-static int64_t
-monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int
 check_manifest(wc_db *db, wc_err *err)
 {
@@ -661,7 +652,7 @@ check_manifest(wc_db *db, wc_err *err)
 
 	if ((rc = manifest_stat(db, &st, err)) != WC_OK)
 		return rc;
-	db->manifest_checked_ms = monotonic_ms();
+	db->manifest_checked_ms = wc_env_monotonic_ms();
 	db->manifest_stale = false;
 	if (!manifest_same(db, &st))
 		return load_manifest(db, err);
@@ -682,7 +673,7 @@ refresh(wc_db *db, bool force, wc_err *err)
 	int			rc;
 
 	if ((force || db->manifest_stale || db->current == NULL ||
-		 monotonic_ms() - db->manifest_checked_ms >= WC_MANIFEST_CHECK_MS) &&
+		 wc_env_monotonic_ms() - db->manifest_checked_ms >= WC_MANIFEST_CHECK_MS) &&
 		(rc = check_manifest(db, err)) != WC_OK)
 		return rc;
 	for (int round = 0;; round++)

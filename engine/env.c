@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -440,4 +441,39 @@ wc_file_unmap(const uint8_t *addr, size_t len)
 {
 	if (addr != NULL)
 		munmap((void *) addr, len);
+}
+
+int64_t
+wc_env_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+wc_env_monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool
+wc_buf_reserve(uint8_t **buf, size_t *cap, size_t need)
+{
+	uint8_t    *p;
+	size_t		c = *cap ? *cap : 64;
+
+	if (need <= *cap && *buf != NULL)
+		return true;
+	while (c < need)
+		c *= 2;
+	if ((p = realloc(*buf, c)) == NULL)
+		return false;
+	*buf = p;
+	*cap = c;
+	return true;
 }

@@ -86,6 +86,16 @@ void		wc_file_unmap(const uint8_t *addr, size_t len);
 /* False once a read fault was armed in this process (readers then use pread). */
 bool		wc_env_map_allowed(void);
 
+/* Wall-clock time in ms since the Unix epoch (TTL), and a monotonic clock in ms. */
+int64_t		wc_env_now_ms(void);
+int64_t		wc_env_monotonic_ms(void);
+
+/*
+ * Makes *buf (capacity *cap) hold at least need bytes, keeping its contents;
+ * false when out of memory (the buffer is then unchanged).
+ */
+bool		wc_buf_reserve(uint8_t **buf, size_t *cap, size_t need);
+
 /* Fault injection (tests only; process-local). */
 typedef enum wc_fault_kind
 {

@@ -113,33 +113,6 @@ wc_scan_opts_init(wc_scan_opts *opts)
 	opts->ts_max = INT64_MAX;
 }
 
-static int64_t
-clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static bool
-grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	uint8_t    *p;
-	size_t		c = *cap ? *cap : 64;
-
-	if (need <= *cap)
-		return true;
-	while (c < need)
-		c *= 2;
-	p = realloc(*buf, c);
-	if (p == NULL)
-		return false;
-	*buf = p;
-	*cap = c;
-	return true;
-}
-
 /* ---------------------------------------------------------------- ranges */
 
 static bool
@@ -380,7 +353,7 @@ stream_seek_range(wc_scan *scan, fam_stream *fs)
 	else
 	{
 		/* the first row after start is start || 0x00 */
-		if (!grow(&scan->keybuf, &scan->keycap, r->start_len + 1))
+		if (!wc_buf_reserve(&scan->keybuf, &scan->keycap, r->start_len + 1))
 		{
 			wc_err_set(&scan->err, WC_NOMEM, "out of memory");
 			scan->failed = WC_NOMEM;
@@ -453,7 +426,7 @@ stream_fail(wc_scan *scan, fam_stream *fs, int code)
 static int
 stream_start_column(wc_scan *scan, fam_stream *fs, const wc_cell *c)
 {
-	if (!grow(&fs->qual, &fs->qual_cap, c->qual_len))
+	if (!wc_buf_reserve(&fs->qual, &fs->qual_cap, c->qual_len))
 		return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
 	if (c->qual_len)
 		memcpy(fs->qual, c->qual, c->qual_len);
@@ -523,7 +496,7 @@ stream_advance(wc_scan *scan, fam_stream *fs)
 
 		if (!fs->have_row || wc_row_cmp(c->row, c->row_len, fs->row, fs->row_len) != 0)
 		{
-			if (!grow(&fs->row, &fs->row_cap, c->row_len))
+			if (!wc_buf_reserve(&fs->row, &fs->row_cap, c->row_len))
 				return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
 			memcpy(fs->row, c->row, c->row_len);
 			fs->row_len = c->row_len;
@@ -682,7 +655,7 @@ wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
 		*out = scan;			/* an empty range: a scan with no streams */
 		return WC_OK;
 	}
-	now = opts->now_ms ? opts->now_ms : clock_ms();
+	now = opts->now_ms ? opts->now_ms : wc_env_now_ms();
 
 	scan->streams = calloc(db->nfams > 0 ? db->nfams : 1, sizeof(fam_stream));
 	if (scan->streams == NULL)
