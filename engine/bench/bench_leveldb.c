@@ -43,6 +43,8 @@ ldb_describe(const bench_config *cfg, char *buf, size_t len)
 			 cfg->block_size ? cfg->block_size : (size_t) 4096, cfg->bloom_bits, cfg->cache_bytes);
 }
 
+static void ldb_close(bench_db *b);
+
 static int
 ldb_open(const char *dir, const bench_config *cfg, bench_db **out)
 {
@@ -72,14 +74,8 @@ ldb_open(const char *dir, const bench_config *cfg, bench_db **out)
 	if (err != NULL)
 	{
 		fail("open", err);
-		leveldb_writebatch_destroy(b->batch);
-		leveldb_readoptions_destroy(b->ropts);
-		leveldb_writeoptions_destroy(b->wopts);
-		leveldb_options_destroy(b->opts);
-		if (b->filter)
-			leveldb_filterpolicy_destroy(b->filter);
-		leveldb_cache_destroy(b->cache);
-		free(b);
+		b->db = NULL;
+		ldb_close(b);
 		return -1;
 	}
 	*out = b;
@@ -91,7 +87,8 @@ ldb_close(bench_db *b)
 {
 	if (b->seek_iter)
 		leveldb_iter_destroy(b->seek_iter);
-	leveldb_close(b->db);
+	if (b->db)
+		leveldb_close(b->db);
 	leveldb_writebatch_destroy(b->batch);
 	leveldb_readoptions_destroy(b->ropts);
 	leveldb_writeoptions_destroy(b->wopts);
