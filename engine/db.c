@@ -27,9 +27,37 @@ wc_file_name(char *buf, size_t size, uint64_t number, const char *ext)
 
 /* ---------------------------------------------------------------- helpers */
 
+/*
+ * The write lock is the shared page's robust mutex: taking it costs no system call
+ * when nobody holds it.  EOWNERDEAD means its holder died holding it, maybe in the
+ * middle of an append: the published log end is then forgotten, so the next writer
+ * looks at the file itself (and cuts off a torn tail).
+ */
+static int
+lock_write(wc_db *db, bool wait, wc_err *err)
+{
+	int			e = wait ? pthread_mutex_lock(&db->shm->write_mutex) :
+		pthread_mutex_trylock(&db->shm->write_mutex);
+
+	if (e == 0)
+		return WC_OK;
+	if (e == EBUSY)
+		return WC_BUSY;
+	if (e == EOWNERDEAD)
+	{
+		pthread_mutex_consistent(&db->shm->write_mutex);
+		wc_db_shared_set_log(db, 0, 0);
+		return WC_OK;
+	}
+	errno = e;
+	return wc_err_sys(err, "could not take the write lock of the store (its shared page in LOCK)");
+}
+
 int
 wc_db_lock(wc_db *db, int byte, bool wait, wc_err *err)
 {
+	if (byte == WC_LOCK_WRITE)
+		return lock_write(db, wait, err);
 	return wc_file_lock(&db->lockf, (uint64_t) byte, true, wait, err);
 }
 
@@ -38,8 +66,44 @@ wc_db_unlock(wc_db *db, int byte)
 {
 	wc_err		ignored;
 
+	if (byte == WC_LOCK_WRITE)
+	{
+		pthread_mutex_unlock(&db->shm->write_mutex);
+		return;
+	}
 	wc_err_clear(&ignored);
 	(void) wc_file_unlock(&db->lockf, (uint64_t) byte, &ignored);
+}
+
+void
+wc_db_shared_set_log(wc_db *db, uint64_t number, uint64_t end)
+{
+	wc_shared  *shm = db->shm;
+	uint64_t	c = __atomic_load_n(&shm->log_change, __ATOMIC_RELAXED);
+
+	c += (c & 1);				/* a holder that died mid-change left it odd */
+	__atomic_store_n(&shm->log_change, c + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&shm->log_number, number, __ATOMIC_RELAXED);
+	__atomic_store_n(&shm->log_end, end, __ATOMIC_RELAXED);
+	__atomic_store_n(&shm->log_change, c + 2, __ATOMIC_RELEASE);
+}
+
+/* Where the active log ends, as published; false when unknown or changing. */
+static bool
+shared_get_log(wc_db *db, uint64_t *number, uint64_t *end)
+{
+	wc_shared  *shm = db->shm;
+	uint64_t	c1 = __atomic_load_n(&shm->log_change, __ATOMIC_ACQUIRE),
+				c2;
+
+	if (c1 & 1)
+		return false;
+	*number = __atomic_load_n(&shm->log_number, __ATOMIC_RELAXED);
+	*end = __atomic_load_n(&shm->log_end, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	c2 = __atomic_load_n(&shm->log_change, __ATOMIC_RELAXED);
+	return c1 == c2 && *number != 0;
 }
 
 int
@@ -174,6 +238,8 @@ wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err)
 
 	m->version++;
 	rc = wc_manifest_write(db->dir, m, err);
+	/* even after a failure: the rename may have happened */
+	__atomic_add_fetch(&db->shm->manifest_gen, 1, __ATOMIC_RELEASE);
 
 	/*
 	 * A failure may come after the rename (the directory fsync): the new manifest
@@ -526,13 +592,23 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 	if (lm->closed)
 		return WC_OK;
 	{
-		uint64_t	size;
+		uint64_t	number,
+					size;
 
-		/* nothing appended since last time: no read at all */
-		if ((rc = wc_file_size(&lm->file, &size, err)) != WC_OK)
-			return rc;
-		if (size <= lm->valid_end)
-			return WC_OK;
+		/* nothing appended since last time: no read at all, and when the shared
+		 * page knows where this log ends, not even a system call */
+		if (shared_get_log(db, &number, &size) && number == lm->number)
+		{
+			if (size <= lm->valid_end)
+				return WC_OK;
+		}
+		else
+		{
+			if ((rc = wc_file_size(&lm->file, &size, err)) != WC_OK)
+				return rc;
+			if (size <= lm->valid_end)
+				return WC_OK;
+		}
 	}
 	for (;;)
 	{
@@ -671,11 +747,16 @@ static int
 refresh(wc_db *db, bool force, wc_err *err)
 {
 	int			rc;
+	uint64_t	gen = __atomic_load_n(&db->shm->manifest_gen, __ATOMIC_ACQUIRE);
 
-	if ((force || db->manifest_stale || db->current == NULL ||
-		 wc_env_monotonic_ms() - db->manifest_checked_ms >= WC_MANIFEST_CHECK_MS) &&
-		(rc = check_manifest(db, err)) != WC_OK)
-		return rc;
+	if (force || db->manifest_stale || db->current == NULL || gen != db->manifest_gen ||
+		wc_env_monotonic_ms() - db->manifest_checked_ms >= WC_MANIFEST_CHECK_MS)
+	{
+		/* gen read first: a rewrite after this point bumps it again */
+		if ((rc = check_manifest(db, err)) != WC_OK)
+			return rc;
+		db->manifest_gen = gen;
+	}
 	for (int round = 0;; round++)
 	{
 		for (int i = 0; i < db->nlogs; i++)
@@ -731,6 +812,7 @@ wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err)
 	lm->valid_end = end;
 	wc_log_reader_skip_to(lm->reader, end);
 	lm->closed = true;
+	wc_db_shared_set_log(db, lm->number, end);
 	return WC_OK;
 }
 
@@ -752,6 +834,68 @@ open_lock_file(wc_db *db, bool create, wc_err *err)
 		}
 	}
 	return rc;
+}
+
+/*
+ * Maps LOCK's shared page.  Every handle holds a shared lock on the attach byte
+ * while it is open; a handle that gets it exclusively is alone (the others closed
+ * or died: the kernel drops their locks) and (re)initialises the page, then
+ * downgrades.  The others wait for the downgrade, so nobody sees a page half made.
+ */
+static int
+attach_shared(wc_db *db, wc_err *err)
+{
+	for (int attempt = 0;; attempt++)
+	{
+		void	   *addr;
+		bool		init;
+		int			rc;
+
+		rc = wc_file_lock(&db->lockf, WC_LOCK_ATTACH, true, false, err);
+		init = rc == WC_OK;
+		if (rc == WC_BUSY)
+			rc = wc_file_lock(&db->lockf, WC_LOCK_ATTACH, false, true, err);
+		if (rc != WC_OK)
+			return rc;
+		if (db->shm == NULL)
+		{
+			if ((rc = wc_file_map_shared(&db->lockf, WC_SHARED_BYTES, &addr, err)) != WC_OK)
+				return rc;
+			db->shm = addr;
+		}
+		if (init)
+		{
+			pthread_mutexattr_t attr;
+			int			e;
+
+			memset(db->shm, 0, sizeof(wc_shared));
+			pthread_mutexattr_init(&attr);
+			pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+			pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+			e = pthread_mutex_init(&db->shm->write_mutex, &attr);
+			pthread_mutexattr_destroy(&attr);
+			if (e != 0)
+			{
+				errno = e;
+				return wc_err_sys(err, "could not initialise the write lock in \"LOCK\"");
+			}
+			db->shm->manifest_gen = 1;
+			db->shm->version = WC_SHARED_VERSION;
+			__atomic_store_n(&db->shm->magic, WC_SHARED_MAGIC, __ATOMIC_RELEASE);
+			return wc_file_lock(&db->lockf, WC_LOCK_ATTACH, false, true, err);
+		}
+		if (__atomic_load_n(&db->shm->magic, __ATOMIC_ACQUIRE) == WC_SHARED_MAGIC &&
+			db->shm->version == WC_SHARED_VERSION)
+			return WC_OK;
+		/* its initialiser died before finishing: try to become the initialiser */
+		if (attempt == 20)
+			return wc_err_set(err, WC_CORRUPT,
+							  "the shared page of \"LOCK\" is not initialised (magic %08x, version %u) "
+							  "although another handle has the store open",
+							  db->shm->magic, db->shm->version);
+		wc_db_unlock(db, WC_LOCK_ATTACH);
+		usleep(1000);
+	}
 }
 
 /*
@@ -873,6 +1017,8 @@ wc_db_open(const char *dir, const wc_open_opts *opts, wc_db **out, wc_err *err)
 	}
 	if (rc == WC_OK)
 		rc = open_lock_file(db, opts->create_if_missing, err);
+	if (rc == WC_OK)
+		rc = attach_shared(db, err);
 	if (rc == WC_OK && !wc_env_exists(dir, "MANIFEST"))
 	{
 		if (opts->create_if_missing)
@@ -904,6 +1050,8 @@ wc_db_close(wc_db *db)
 		logmem_free(db->logs[i]);
 	free(db->logs);
 	wc_manifest_clear(&db->manifest);
+	if (db->shm)
+		wc_file_unmap((const uint8_t *) db->shm, WC_SHARED_BYTES);
 	wc_file_close(&db->lockf);
 	free(db->fams);
 	free(db->dir);
@@ -1030,13 +1178,23 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		goto out;
 	active = db->logs[db->nlogs - 1];
 	{
-		uint64_t	size;
+		uint64_t	number,
+					size;
 
-		/* a writer that died mid-append left a torn tail: cut it off */
-		if ((rc = wc_file_size(&active->file, &size, err)) != WC_OK ||
-			(size > active->valid_end &&
-			 (rc = wc_log_repair_tail(&active->file, active->valid_end, err)) != WC_OK))
-			goto out;
+		/*
+		 * The last writer published where it left the log; if that is not known
+		 * (first write to this log since the store was opened, a failed append, a
+		 * writer that died holding the lock), look at the file: a writer that died
+		 * mid-append left a torn tail, cut it off.
+		 */
+		if (!shared_get_log(db, &number, &size) || number != active->number ||
+			size != active->valid_end)
+		{
+			if ((rc = wc_file_size(&active->file, &size, err)) != WC_OK ||
+				(size > active->valid_end &&
+				 (rc = wc_log_repair_tail(&active->file, active->valid_end, err)) != WC_OK))
+				goto out;
+		}
 	}
 
 	seq_base = db->manifest.last_seq;
@@ -1061,8 +1219,10 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		/* leave no partial record behind for the next writer to judge */
 		wc_err_clear(&ignored);
 		(void) wc_file_truncate(&active->file, active->valid_end, &ignored);
+		wc_db_shared_set_log(db, 0, 0);
 		goto out;
 	}
+	wc_db_shared_set_log(db, active->number, new_end);
 	if (seq_base + count - 1 > active->max_seq)
 		active->max_seq = seq_base + count - 1;
 	{

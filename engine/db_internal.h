@@ -5,6 +5,7 @@
 #ifndef WC_DB_INTERNAL_H
 #define WC_DB_INTERNAL_H
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include "batch.h"
@@ -14,11 +15,37 @@
 #include "memtable.h"
 #include "sst.h"
 
-/* Bytes of LOCK that carry the locks (DESIGN.md, "Locks"). */
+/*
+ * Bytes of LOCK that carry the locks (DESIGN.md, "Locks").  The write lock is not a
+ * file lock but the robust mutex of the shared page; wc_db_lock() hides that.
+ */
 #define WC_LOCK_WRITE		0
 #define WC_LOCK_MANIFEST	1
 #define WC_LOCK_FLUSH		2
 #define WC_LOCK_COMPACT		3
+#define WC_LOCK_ATTACH		4	/* shared by every open handle; exclusive to (re)initialise */
+
+/*
+ * The shared page: the first WC_SHARED_BYTES of LOCK, mapped by every handle
+ * (DESIGN.md, "The shared page").  Nothing in it is data: it is rebuilt whenever a
+ * handle opens the store while no other handle has it open.
+ */
+#define WC_SHARED_BYTES		4096
+#define WC_SHARED_MAGIC		0x57435348u /* "WCSH" */
+#define WC_SHARED_VERSION	1
+
+typedef struct wc_shared
+{
+	uint32_t	magic;
+	uint32_t	version;
+	pthread_mutex_t write_mutex;	/* process-shared, robust: the write lock */
+	/* where the active log ends, as its last writer left it (a seqlock: odd while
+	 * changing); log_number 0 = unknown, look at the file */
+	uint64_t	log_change;
+	uint64_t	log_number;
+	uint64_t	log_end;
+	uint64_t	manifest_gen;	/* bumped after every MANIFEST rewrite */
+} wc_shared;
 
 #define WC_DEFAULT_LOG_SWITCH	(8u << 20)
 #define WC_DEFAULT_BLOCK		(4u << 10)
@@ -92,6 +119,8 @@ struct wc_db
 	int			nfams;
 	wc_family  *fams;			/* sorted by name (byte order) */
 	wc_file		lockf;
+	wc_shared  *shm;			/* LOCK's shared page, mapped */
+	uint64_t	manifest_gen;	/* shm->manifest_gen when MANIFEST was last checked */
 
 	wc_manifest manifest;		/* as last read */
 	dev_t		mf_dev;			/* identity of the MANIFEST file read */
@@ -113,11 +142,13 @@ struct wc_db
 	bool		failed;			/* an fsync failed: refuse writes */
 };
 
-/* How often a refresh looks at MANIFEST when no log says it changed (flushes and
- * compactions do not touch the logs; missing them for a while is only stale). */
-#define WC_MANIFEST_CHECK_MS	100
+/* How often a refresh looks at MANIFEST when neither the shared page's generation
+ * nor a log says it changed (a safety net; every rewrite bumps the generation). */
+#define WC_MANIFEST_CHECK_MS	1000
 
 /* db.c */
+/* Publishes where log number ends (caller holds the write lock); 0 = unknown. */
+void		wc_db_shared_set_log(wc_db *db, uint64_t number, uint64_t end);
 int			wc_db_refresh_locked(wc_db *db, wc_err *err);
 /* A refresh that always looks at MANIFEST. */
 int			wc_db_refresh_full(wc_db *db, wc_err *err);

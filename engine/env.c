@@ -436,6 +436,25 @@ wc_file_map(wc_file *f, size_t len, const uint8_t **addr, wc_err *err)
 	return WC_OK;
 }
 
+int
+wc_file_map_shared(wc_file *f, size_t len, void **addr, wc_err *err)
+{
+	void	   *p;
+	int			e;
+
+	*addr = NULL;
+	if ((e = posix_fallocate(f->fd, 0, (off_t) len)) != 0)
+	{
+		errno = e;
+		return wc_err_sys(err, "could not allocate %zu bytes of file \"%s\"", len, f->name);
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	if (p == MAP_FAILED)
+		return wc_err_sys(err, "could not map file \"%s\"", f->name);
+	*addr = p;
+	return WC_OK;
+}
+
 void
 wc_file_unmap(const uint8_t *addr, size_t len)
 {

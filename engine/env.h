@@ -86,6 +86,14 @@ void		wc_file_unmap(const uint8_t *addr, size_t len);
 /* False once a read fault was armed in this process (readers then use pread). */
 bool		wc_env_map_allowed(void);
 
+/*
+ * Makes sure the first len bytes of f are allocated on disk (posix_fallocate: a full
+ * disk fails here with WC_NOSPACE rather than later, as SIGBUS, when a shared mapping
+ * touches a hole), then maps them read-write and shared (*addr).  Used for LOCK's
+ * shared page, which must always be mapped.
+ */
+int			wc_file_map_shared(wc_file *f, size_t len, void **addr, wc_err *err);
+
 /* Wall-clock time in ms since the Unix epoch (TTL), and a monotonic clock in ms. */
 int64_t		wc_env_now_ms(void);
 int64_t		wc_env_monotonic_ms(void);

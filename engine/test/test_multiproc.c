@@ -9,6 +9,11 @@
  * random moment, over and over; after each kill the store opens and every row
  * whose write returned is there, whole; no row is ever partial.
  *
+ * owner death: a process dies holding the write lock (the shared page's robust
+ * mutex) after writing half a record, while another handle keeps the store open
+ * (so the shared page survives): the next writer gets the lock, cuts the torn
+ * tail off and writes; nothing acknowledged is lost.
+ *
  * WIDECOL_LONG=1 runs more and longer rounds.
  */
 #include <signal.h>
@@ -16,6 +21,7 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "db_internal.h"
 
 static wc_family_opts fams[] = {
 	{"a", 0, 0, WC_COMPRESS_LZ4},
@@ -360,12 +366,96 @@ test_crash(bool long_mode)
 	test_rmdir(dir);
 }
 
+/* The newest log of dir (its active log), as a path. */
+static void
+active_log(const char *dir, char *path, size_t size)
+{
+	char	  **names;
+	int			n;
+	wc_err		err;
+	const char *best = NULL;
+
+	wc_err_clear(&err);
+	if (wc_env_list(dir, &names, &n, &err) != WC_OK)
+		exit(2);
+	for (int i = 0; i < n; i++)
+		if (strstr(names[i], ".log") && (best == NULL || strcmp(names[i], best) > 0))
+			best = names[i];
+	snprintf(path, size, "%s/%s", dir, best ? best : "none");
+	wc_env_free_list(names, n);
+}
+
+static void
+test_owner_death(void)
+{
+	char	   *dir = test_tmpdir("owner");
+	wc_db	   *keeper,
+			   *db;
+	wc_batch   *b = wc_batch_new();
+	wc_err		err;
+	int			rows,
+				broken,
+				status;
+	pid_t		pid;
+
+	CHECK(open_store(dir, &keeper, &err) == WC_OK, "open: %s", err.msg);
+	CHECK(write_row(keeper, b, "w0-0", false, &err) == WC_OK, "write: %s", err.msg);
+	for (int round = 0; round < 3; round++)
+	{
+		char		row[32];
+
+		if ((pid = fork()) == 0)
+		{
+			char		path[4096];
+			FILE	   *f;
+
+			if (open_store(dir, &db, &err) != WC_OK ||
+				wc_db_lock(db, WC_LOCK_WRITE, true, &err) != WC_OK)
+				_exit(3);
+			/* half a record: a length and some bytes, then death, lock held */
+			active_log(dir, path, sizeof(path));
+			if ((f = fopen(path, "ab")) == NULL)
+				_exit(4);
+			fwrite("\x40\x00\x00\x00garbage-of-a-torn-record", 1, 27 + round, f);
+			fclose(f);
+			if (round == 2)
+				kill(getpid(), SIGKILL);
+			_exit(0);
+		}
+		waitpid(pid, &status, 0);
+		CHECK(WIFEXITED(status) ? WEXITSTATUS(status) == 0 : WTERMSIG(status) == SIGKILL,
+			  "round %d: child status %d", round, status);
+		/* the write lock's owner is dead: the keeper writes on */
+		snprintf(row, sizeof(row), "w0-%d", round + 1);
+		CHECK(write_row(keeper, b, row, false, &err) == WC_OK, "round %d: write after owner death: %s",
+			  round, err.msg);
+		broken = verify(keeper, NULL, 1, 10, &rows, &err);
+		CHECK(broken == 0 && rows == round + 2, "round %d: keeper sees %d rows, %d broken (%s)",
+			  round, rows, broken, err.msg);
+		/* and another handle, opened while the keeper holds the page */
+		CHECK(open_store(dir, &db, &err) == WC_OK, "round %d: open: %s", round, err.msg);
+		broken = verify(db, NULL, 1, 10, &rows, &err);
+		CHECK(broken == 0 && rows == round + 2, "round %d: new handle sees %d rows, %d broken (%s)",
+			  round, rows, broken, err.msg);
+		wc_db_close(db);
+	}
+	wc_db_close(keeper);
+	/* alone again: the page is rebuilt, the data is all there */
+	CHECK(open_store(dir, &db, &err) == WC_OK, "reopen: %s", err.msg);
+	broken = verify(db, NULL, 1, 10, &rows, &err);
+	CHECK(broken == 0 && rows == 4, "reopened: %d rows, %d broken (%s)", rows, broken, err.msg);
+	wc_db_close(db);
+	wc_batch_free(b);
+	test_rmdir(dir);
+}
+
 int
 main(void)
 {
 	bool		long_mode = getenv("WIDECOL_LONG") && strcmp(getenv("WIDECOL_LONG"), "1") == 0;
 
 	t_name = "test_multiproc";
+	test_owner_death();
 	test_concurrent(long_mode);
 	test_crash(long_mode);
 	TEST_DONE();
