@@ -2,12 +2,14 @@
  * compact.c -- merging a family's sorted files into one, and removing files that
  * no manifest names.
  *
- * Every compaction takes all sorted files of the family, so it sees every entry
- * that a tombstone in them could mask (the logs hold only newer sequence numbers)
- * and can apply the read rules of DESIGN.md exactly: masked entries, older writes
- * of one timestamp, versions past max_versions, expired versions and tombstones are
- * dropped; a DEL_VERSION within the newest max_versions timestamps is kept, since
- * it still holds its place.
+ * A compaction takes all sorted files of the family, or (wc_db_maintain) a group
+ * of them whose rowkey ranges overlap and that no other file of the family
+ * overlaps.  Either way it sees every entry of the rows it covers that a tombstone
+ * in them could mask (the logs hold only newer sequence numbers) and can apply the
+ * read rules of DESIGN.md exactly: masked entries, older writes of one timestamp,
+ * versions past max_versions, expired versions and tombstones are dropped; a
+ * DEL_VERSION within the newest max_versions timestamps is kept, since it still
+ * holds its place.
  */
 #include "db_internal.h"
 
@@ -97,7 +99,8 @@ compact_keep(compact_state *st, const wc_cell *c, uint64_t trunc, uint32_t max_v
 }
 
 int
-wc_db_compact_family(wc_db *db, const char *family, wc_err *err)
+wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int nonly,
+					 wc_err *err)
 {
 	wc_version *v = NULL;
 	wc_iter   **children = NULL;
@@ -146,7 +149,13 @@ wc_db_compact_family(wc_db *db, const char *family, wc_err *err)
 	}
 	for (int i = 0; i < db->nssts; i++)
 	{
+		bool		wanted = only == NULL;
+
 		if (strcmp(wc_sst_get_props(db->ssts[i].sst)->family, family) != 0)
+			continue;
+		for (int j = 0; j < nonly && !wanted; j++)
+			wanted = only[j] == db->ssts[i].number;
+		if (!wanted)
 			continue;
 		if ((children[ninputs] = wc_sst_iter_new(db->ssts[i].sst, NULL)) == NULL)
 		{
@@ -296,6 +305,154 @@ out:
 	return rc;
 }
 
+/* ---------------------------------------------------------------- choosing */
+
+typedef struct span
+{
+	const wc_manifest_file *f;
+} span;
+
+static int
+span_cmp_min(const void *a, const void *b)
+{
+	const wc_sst_props *x = &((const span *) a)->f->props,
+			   *y = &((const span *) b)->f->props;
+
+	return wc_row_cmp(x->row_min, x->row_min_len, y->row_min, y->row_min_len);
+}
+
+/* An end point of a file's rowkey range, for the depth sweep. */
+typedef struct endpoint
+{
+	const uint8_t *row;
+	uint32_t	len;
+	int			delta;			/* +1 start, -1 end */
+} endpoint;
+
+static int
+endpoint_cmp(const void *a, const void *b)
+{
+	const endpoint *x = a,
+			   *y = b;
+	int			c = wc_row_cmp(x->row, x->len, y->row, y->len);
+
+	/* starts before ends at one rowkey: [a,b] and [b,c] share row b */
+	return c != 0 ? c : y->delta - x->delta;
+}
+
+/* The most files of spans[0..n-1] whose rowkey ranges hold one rowkey. */
+static int
+max_depth(const span *spans, int n, endpoint *ep)
+{
+	int			depth = 0,
+				best = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		const wc_sst_props *p = &spans[i].f->props;
+
+		ep[2 * i] = (endpoint) {p->row_min, p->row_min_len, +1};
+		ep[2 * i + 1] = (endpoint) {p->row_max, p->row_max_len, -1};
+	}
+	qsort(ep, (size_t) n * 2, sizeof(endpoint), endpoint_cmp);
+	for (int i = 0; i < 2 * n; i++)
+		if ((depth += ep[i].delta) > best)
+			best = depth;
+	return best;
+}
+
+/*
+ * Compacts, in family, each group of files with overlapping rowkey ranges in which
+ * some rowkey lies in trigger or more files (what a point read may have to open);
+ * files that overlap nothing stay as they are, so rows written in key order are not
+ * rewritten again and again.  A family of more than WC_COMPACT_MAX_FILES files is
+ * compacted whole.  With run false, only tells: 1 when there is work, else 0.
+ * Caller holds the compact lock when run is true.
+ */
+int
+wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err *err)
+{
+	const wc_manifest *m = &db->manifest;
+	span	   *spans;
+	endpoint   *ep;
+	uint64_t   *numbers;
+	int			n = 0,
+				rc = WC_OK;
+
+	for (int i = 0; i < m->nfiles; i++)
+		if (strcmp(m->files[i].props.family, family) == 0 && m->files[i].props.row_min != NULL)
+			n++;
+	if (n < trigger)
+		return WC_OK;
+	if (n > WC_COMPACT_MAX_FILES)
+		return run ? wc_db_compact_family(db, family, NULL, 0, err) : 1;
+	spans = calloc((size_t) n, sizeof(span));
+	ep = calloc((size_t) n * 2, sizeof(endpoint));
+	numbers = calloc((size_t) n, sizeof(uint64_t));
+	if (spans == NULL || ep == NULL || numbers == NULL)
+	{
+		free(spans);
+		free(ep);
+		free(numbers);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	n = 0;
+	for (int i = 0; i < m->nfiles; i++)
+		if (strcmp(m->files[i].props.family, family) == 0 && m->files[i].props.row_min != NULL)
+			spans[n++].f = &m->files[i];
+	qsort(spans, (size_t) n, sizeof(span), span_cmp_min);
+
+	/*
+	 * Groups: runs of files (by smallest rowkey) each starting at or before the
+	 * largest rowkey seen so far in the run.  The numbers are copied first: each
+	 * compaction rewrites db->manifest, which spans point into.
+	 */
+	{
+		int			ngroups = 0;
+		int		   *bounds = calloc((size_t) n * 2, sizeof(int));	/* [start, end) pairs */
+
+		if (bounds == NULL)
+			rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		for (int i = 0; rc == WC_OK && i < n;)
+		{
+			const uint8_t *hi = spans[i].f->props.row_max;
+			uint32_t	hi_len = spans[i].f->props.row_max_len;
+			int			j = i + 1;
+
+			while (j < n && wc_row_cmp(spans[j].f->props.row_min, spans[j].f->props.row_min_len,
+									   hi, hi_len) <= 0)
+			{
+				if (wc_row_cmp(spans[j].f->props.row_max, spans[j].f->props.row_max_len,
+							   hi, hi_len) > 0)
+				{
+					hi = spans[j].f->props.row_max;
+					hi_len = spans[j].f->props.row_max_len;
+				}
+				j++;
+			}
+			if (j - i >= trigger && max_depth(spans + i, j - i, ep) >= trigger)
+			{
+				bounds[2 * ngroups] = i;
+				bounds[2 * ngroups + 1] = j;
+				ngroups++;
+			}
+			i = j;
+		}
+		for (int i = 0; i < n; i++)
+			numbers[i] = spans[i].f->number;
+		if (!run && rc == WC_OK)
+			rc = ngroups > 0;
+		for (int g = 0; run && rc == WC_OK && g < ngroups; g++)
+			rc = wc_db_compact_family(db, family, numbers + bounds[2 * g],
+									  bounds[2 * g + 1] - bounds[2 * g], err);
+		free(bounds);
+	}
+	free(spans);
+	free(ep);
+	free(numbers);
+	return rc;
+}
+
 /* NNNNNN.ext -> number; false if name is not of that form. */
 static bool
 parse_file_name(const char *name, const char *ext, uint64_t *number)
@@ -399,7 +556,7 @@ wc_db_compact(wc_db *db, wc_err *err)
 				snprintf(names[nnames++], WC_MAX_FAMILY + 1, "%s", family);
 		}
 		for (int i = 0; rc == WC_OK && i < nnames; i++)
-			rc = wc_db_compact_family(db, names[i], err);
+			rc = wc_db_compact_family(db, names[i], NULL, 0, err);
 		free(names);
 	}
 	if (rc == WC_OK && wc_db_lock(db, WC_LOCK_FLUSH, false, err) == WC_OK)

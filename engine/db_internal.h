@@ -51,6 +51,7 @@ typedef struct wc_shared
 #define WC_DEFAULT_BLOCK		(4u << 10)
 #define WC_DEFAULT_BLOOM		10
 #define WC_DEFAULT_L0_TRIGGER	4
+#define WC_COMPACT_MAX_FILES	64	/* more files in a family: compacted whole */
 
 /* A memtable of one family. */
 typedef struct wc_fammem
@@ -176,7 +177,12 @@ int			wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err);
 int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);	/* flush lock held */
 
 /* compact.c */
-int			wc_db_compact_family(wc_db *db, const char *family, wc_err *err);	/* compact lock held */
+/* Compacts family's files (only[0..nonly-1], or all when only is NULL); compact lock held. */
+int			wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int nonly,
+								 wc_err *err);
+/* What wc_db_maintain compacts: groups of overlapping files (compact.c); compact lock
+ * held when run; without run, returns 1 when there is something to compact. */
+int			wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err *err);
 int			wc_db_remove_orphans(wc_db *db, wc_err *err);
 
 #endif

@@ -520,7 +520,7 @@ wc_db_maintain(wc_db *db, wc_err *err)
 		if (rc != WC_OK)
 			return rc;
 	}
-	/* a family with too many flushed files gets a (full) compaction */
+	/* a family where a rowkey lies in too many files gets those files compacted */
 	for (int i = 0; i < db->nfams; i++)
 	{
 		int			l0 = 0;
@@ -529,8 +529,15 @@ wc_db_maintain(wc_db *db, wc_err *err)
 			if (db->manifest.files[j].props.level == 0 &&
 				strcmp(db->manifest.files[j].props.family, db->fams[i].name) == 0)
 				l0++;
-		if (l0 < db->opts.l0_compaction_trigger)
+		if (l0 == 0)
 			continue;
+		rc = wc_db_compact_some(db, db->fams[i].name, db->opts.l0_compaction_trigger, false, err);
+		if (rc <= 0)
+		{
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		rc = wc_db_lock(db, WC_LOCK_COMPACT, false, err);
 		if (rc == WC_BUSY)
 		{
@@ -539,7 +546,7 @@ wc_db_maintain(wc_db *db, wc_err *err)
 		}
 		if (rc != WC_OK)
 			return rc;
-		rc = wc_db_compact_family(db, db->fams[i].name, err);
+		rc = wc_db_compact_some(db, db->fams[i].name, db->opts.l0_compaction_trigger, true, err);
 		wc_db_unlock(db, WC_LOCK_COMPACT);
 		if (rc != WC_OK)
 			return rc;

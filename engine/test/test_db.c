@@ -468,11 +468,11 @@ test_model(void)
 	wc_err		err;
 
 	wc_err_clear(&err);
-	for (int round = 0; round < 60; round++)
+	for (int round = 0; round < 120; round++)
 	{
 		int			nops = 1 + (int) (test_rand(&rng) % 40);
 
-		if (round == 30)
+		if (round == 60)
 		{
 			CHECK_OK(wc_batch_truncate(b, &err), &err);
 			model_trunc = ++model_seq;
@@ -487,7 +487,13 @@ test_model(void)
 			int64_t		ts = (int64_t) (test_rand(&rng) % 6);
 			int			kind = (int) (test_rand(&rng) % 100);
 
-			snprintf(row, sizeof(row), "r%02d", (int) (test_rand(&rng) % 25));
+			/* rounds 40-79 anywhere; the others in a window that moves, so that
+			 * flushed files overlap in chains or not at all (partial compactions) */
+			if (round >= 40 && round < 80)
+				snprintf(row, sizeof(row), "r%02d", (int) (test_rand(&rng) % 25));
+			else
+				snprintf(row, sizeof(row), "s%03d",
+						 (round < 40 ? round * 2 : (round * 7) % 40 * 2) + (int) (test_rand(&rng) % 3));
 			snprintf(qual, sizeof(qual), "q%d", (int) (test_rand(&rng) % 4));
 			snprintf(val, sizeof(val), "v%d_%d", round, i);
 			if (kind < 70)
@@ -518,13 +524,20 @@ test_model(void)
 		wc_batch_clear(b);
 		CHECK_OK(wc_db_refresh(db, &err), &err);
 
+		/* files do not straddle the phases */
+		if (round == 39 || round == 79)
+			CHECK_OK(wc_db_flush(db, &err), &err);
 		switch (test_rand(&rng) % 8)
 		{
 			case 0:
+			case 4:
 				CHECK_OK(wc_db_flush(db, &err), &err);
+				CHECK_OK(wc_db_maintain(db, &err), &err);
 				break;
 			case 1:
-				CHECK_OK(wc_db_compact(db, &err), &err);
+				/* a full compaction makes one file that overlaps all later ones */
+				if (round >= 40 && round < 80)
+					CHECK_OK(wc_db_compact(db, &err), &err);
 				break;
 			case 2:
 				CHECK_OK(wc_db_maintain(db, &err), &err);
