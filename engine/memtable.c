@@ -17,6 +17,8 @@
  */
 #include "memtable.h"
 
+#include <pthread.h>
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +97,53 @@ typedef struct mt_iter
 
 /* ---------------------------------------------------------------- arena */
 
+/*
+ * Full-size chunks of freed memtables are kept for the next ones, up to
+ * MT_SPARE_MAX of them: a chunk of 256 KiB is above malloc's mmap threshold, and
+ * mapping it afresh costs a page fault (and zeroing) per 4 KiB, which on a virtual
+ * machine made up a fifth of a bulk load (perf).  Process-wide, under a mutex, as
+ * handles may live in different threads.
+ */
+#define MT_SPARE_MAX		32
+
+static pthread_mutex_t spare_mutex = PTHREAD_MUTEX_INITIALIZER;
+static mt_chunk *spare_chunks;
+static int	nspare;
+
+static mt_chunk *
+spare_get(void)
+{
+	mt_chunk   *c;
+
+	pthread_mutex_lock(&spare_mutex);
+	if ((c = spare_chunks) != NULL)
+	{
+		spare_chunks = c->next;
+		nspare--;
+	}
+	pthread_mutex_unlock(&spare_mutex);
+	return c;
+}
+
+/* Keeps c if it is a full-size chunk and there is room; else frees it. */
+static void
+spare_put(mt_chunk *c)
+{
+	if (c->size == MT_CHUNK_MAX)
+	{
+		pthread_mutex_lock(&spare_mutex);
+		if (nspare < MT_SPARE_MAX)
+		{
+			c->next = spare_chunks;
+			spare_chunks = c;
+			nspare++;
+			c = NULL;
+		}
+		pthread_mutex_unlock(&spare_mutex);
+	}
+	free(c);
+}
+
 static void *
 arena_new_chunk(wc_memtable *mt, size_t size)
 {
@@ -102,7 +151,9 @@ arena_new_chunk(wc_memtable *mt, size_t size)
 
 	if (size > SIZE_MAX - sizeof(mt_chunk))
 		return NULL;
-	c = malloc(sizeof(mt_chunk) + size);
+	c = size == MT_CHUNK_MAX ? spare_get() : NULL;
+	if (c == NULL)
+		c = malloc(sizeof(mt_chunk) + size);
 	if (c == NULL)
 		return NULL;
 	c->size = size;
@@ -264,7 +315,7 @@ wc_memtable_unref(wc_memtable *mt)
 	{
 		mt_chunk   *next = c->next;
 
-		free(c);
+		spare_put(c);
 		c = next;
 	}
 	free(mt);

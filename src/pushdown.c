@@ -46,6 +46,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
+#include "utils/typcache.h"
 
 #include "widecol_fdw.h"
 
@@ -85,13 +86,9 @@ wcfdw_is_scan_constant(PlannerInfo *root, RelOptInfo *baserel, Node *expr)
 static Oid
 wcfdw_ts_opfamily(Oid typid)
 {
-	static Oid	tstz_family = InvalidOid;
-
 	if (typid == INT8OID)
 		return INTEGER_BTREE_FAM_OID;
-	if (!OidIsValid(tstz_family))
-		tstz_family = get_opclass_family(GetDefaultOpClass(TIMESTAMPTZOID, BTREE_AM_OID));
-	return tstz_family;
+	return lookup_type_cache(TIMESTAMPTZOID, TYPECACHE_BTREE_OPFAMILY)->btree_opf;
 }
 
 /*
