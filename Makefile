@@ -14,6 +14,7 @@ OBJS = \
 	src/keys.o \
 	src/modify.o \
 	src/option.o \
+	src/optparse.o \
 	src/pushdown.o \
 	src/scan.o \
 	src/store.o \

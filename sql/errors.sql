@@ -114,6 +114,8 @@ SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (fami
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', "h.ttl" '1 day')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', max_versions '-1')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', max_versions 'many')$$);
+-- only spaces: once read as 0 (keep every version); found by engine/fuzz/fuzz_options.c
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', max_versions '  ')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', ttl '1 month')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', ttl '-1 hour')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', compression 'zstd')$$);

@@ -15,11 +15,13 @@
  *		directory		stores live in <directory>/<dboid>_<reloid> instead of
  *						the database directory (superuser only)
  *
+ * What a value must look like is checked in optparse.c, which has no
+ * PostgreSQL dependency (engine/fuzz/fuzz_options.c fuzzes it); this file
+ * reads intervals and turns its results into errors.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
-
-#include <limits.h>
 
 #include "access/reloptions.h"
 #include "catalog/pg_foreign_data_wrapper.h"
@@ -34,9 +36,9 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "common/int.h"
 #include "utils/timestamp.h"
 
+#include "optparse.h"
 #include "widecol_fdw.h"
 
 PG_FUNCTION_INFO_V1(widecol_fdw_validator);
@@ -44,80 +46,65 @@ PG_FUNCTION_INFO_V1(widecol_fdw_validator);
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
 static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", NULL};
-static const char *const family_options[] = {"max_versions", "ttl", "compression", NULL};
 
 /*
  * wcfdw_parse_families
  *		Splits a families option into trimmed names; ERROR on a bad list
+ *
+ * The names point into one palloc'd copy of value.
  */
 static List *
 wcfdw_parse_families(const char *value)
 {
-	List	   *names = NIL;
 	char	   *copy = pstrdup(value);
-	char	   *p = copy;
+	char	  **names = palloc(sizeof(char *) * wcfdw_optparse_families_capacity(copy));
+	const char *bad;
+	int			n;
+	WcFdwOptResult rc;
+	List	   *list = NIL;
+	int			i;
 
-	for (;;)
-	{
-		char	   *comma = strchr(p, ',');
-		char	   *end;
-		ListCell   *lc;
-
-		if (comma)
-			*comma = '\0';
-		while (*p == ' ' || *p == '\t' || *p == '\n')
-			p++;
-		end = p + strlen(p);
-		while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n'))
-			*--end = '\0';
-		if (*p == '\0')
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for option \"families\": \"%s\"", value),
-					 errdetail("A family name must not be empty."),
-					 errhint("Give a comma-separated list such as 'contents,anchor'.")));
-		if (strlen(p) > WC_MAX_FAMILY)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for option \"families\""),
-					 errdetail("Family name \"%s\" is longer than %d bytes.", p, WC_MAX_FAMILY)));
-		foreach(lc, names)
-		{
-			if (strcmp((char *) lfirst(lc), p) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("invalid value for option \"families\": \"%s\"", value),
-						 errdetail("Family \"%s\" is listed twice.", p)));
-		}
-		names = lappend(names, p);
-		if (!comma)
-			break;
-		p = comma + 1;
-	}
-	if (list_length(names) > WC_MAX_FAMILIES)
+	rc = wcfdw_optparse_families(copy, names, &n, &bad);
+	if (rc == WCFDW_OPT_FAMILY_EMPTY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"families\": \"%s\"", value),
+				 errdetail("A family name must not be empty."),
+				 errhint("Give a comma-separated list such as 'contents,anchor'.")));
+	if (rc == WCFDW_OPT_FAMILY_TOO_LONG)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"families\""),
+				 errdetail("Family name \"%s\" is longer than %d bytes.", bad, WC_MAX_FAMILY)));
+	if (rc == WCFDW_OPT_FAMILY_TWICE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"families\": \"%s\"", value),
+				 errdetail("Family \"%s\" is listed twice.", bad)));
+	if (rc == WCFDW_OPT_TOO_MANY_FAMILIES)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"families\""),
 				 errdetail("A table may have at most %d families.", WC_MAX_FAMILIES)));
-	return names;
+	Assert(rc == WCFDW_OPT_OK);
+
+	for (i = 0; i < n; i++)
+		list = lappend(list, names[i]);
+	pfree(names);
+	return list;
 }
 
 static uint32
 wcfdw_parse_max_versions(const char *name, const char *value)
 {
-	char	   *end;
-	long		n;
+	uint32_t	n;
 
-	errno = 0;
-	n = strtol(value, &end, 10);
-	while (*end == ' ')
-		end++;
-	if (errno != 0 || end == value || *end != '\0' || n < 0 || n > INT_MAX)
+	if (wcfdw_optparse_max_versions(value, &n) != WCFDW_OPT_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
 				 errhint("Give a whole number of versions to keep, or 0 to keep all of them.")));
-	return (uint32) n;
+	return n;
 }
 
 /*
@@ -131,7 +118,8 @@ wcfdw_parse_ttl(const char *name, const char *value)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	Interval   *volatile iv = NULL;
-	int64		ms;
+	int64_t		ms = 0;
+	WcFdwOptResult rc;
 
 	PG_TRY();
 	{
@@ -153,62 +141,53 @@ wcfdw_parse_ttl(const char *name, const char *value)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
 				 errhint("Give an interval such as '7 days' or '36 hours'.")));
-	if (iv->month != 0)
+	rc = wcfdw_optparse_ttl_ms(iv->month, iv->day, iv->time, &ms);
+	if (rc == WCFDW_OPT_TTL_MONTHS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
 				 errdetail("Months and years have no fixed length."),
 				 errhint("Give the ttl in days or smaller units, such as '30 days'.")));
-	if (pg_mul_s64_overflow((int64) iv->day, INT64CONST(86400000), &ms) ||
-		pg_add_s64_overflow(ms, iv->time / 1000, &ms))
+	if (rc == WCFDW_OPT_TTL_RANGE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
 				 errdetail("The interval is out of range.")));
-	if (ms < 0 || (iv->day < 0) || (ms == 0 && (iv->day != 0 || iv->time != 0)))
+	if (rc == WCFDW_OPT_TTL_TOO_SMALL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
 				 errdetail("A ttl must be at least 1 millisecond, or 0 for none.")));
+	Assert(rc == WCFDW_OPT_OK);
 	return ms;
 }
 
 static int
 wcfdw_parse_compression(const char *name, const char *value)
 {
-	if (pg_strcasecmp(value, "lz4") == 0)
-		return WC_COMPRESS_LZ4;
-	if (pg_strcasecmp(value, "none") == 0)
-		return WC_COMPRESS_NONE;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
-			 errhint("Valid values are \"lz4\" and \"none\".")));
-	return WC_COMPRESS_NONE;	/* keep compiler quiet */
+	int			compression = WC_COMPRESS_NONE;
+
+	if (wcfdw_optparse_compression(value, &compression) != WCFDW_OPT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("Valid values are \"lz4\" and \"none\".")));
+	return compression;
 }
 
 /*
  * wcfdw_split_family_option
- *		"fam.opt" -> (fam, opt) when opt is a per-family option name
+ *		"fam.opt" -> (fam, opt) when opt is a per-family option name; fam palloc'd
  */
 static bool
 wcfdw_split_family_option(const char *name, char **family, const char **option)
 {
-	const char *dot = strrchr(name, '.');
-	int			i;
+	size_t		len;
 
-	if (dot == NULL || dot == name)
+	if (!wcfdw_optparse_family_option(name, &len, option))
 		return false;
-	for (i = 0; family_options[i]; i++)
-	{
-		if (strcmp(dot + 1, family_options[i]) == 0)
-		{
-			*family = pnstrdup(name, dot - name);
-			*option = family_options[i];
-			return true;
-		}
-	}
-	return false;
+	*family = pnstrdup(name, len);
+	return true;
 }
 
 static void

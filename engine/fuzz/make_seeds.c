@@ -1,7 +1,7 @@
 /*
  * make_seeds.c -- writes the initial fuzzing corpus with the engine's own writers.
  *
- *   make_seeds OUTDIR     writes OUTDIR/{sst,log,manifest,batch}/seed-*
+ *   make_seeds OUTDIR     writes OUTDIR/{sst,log,manifest,batch,options}/seed-*
  *
  * sst:      small sorted files from wc_sst_builder, plain and LZ4, one and several
  *           blocks, every entry type, an empty file.
@@ -11,6 +11,8 @@
  *           input modes of fuzz_log.c (first byte 0: the whole file; 1: header
  *           supplied by the harness; 2: records framed by the harness).
  * manifest: wc_manifest_encode images with 0, 1 and 3 files.
+ * options:  option names, values and interval fields for fuzz_options.c (valid
+ *           ones, and one per check of src/optparse.c).
  *
  * Deterministic: the same engine writes the same files.
  */
@@ -395,6 +397,54 @@ make_manifest_seeds(wc_sst_props *p3)
 	wc_manifest_clear(&m);
 }
 
+/* ----------------------------------------------------------------- options */
+
+/* An input of fuzz_options.c: name NUL value NUL month | day | time_us (LE). */
+static void
+put_option(const char *seed, const char *name, const char *value,
+		   int32_t month, int32_t day, int64_t time_us)
+{
+	uint8_t		buf[4096];
+	size_t		nlen = strlen(name);
+	size_t		vlen = strlen(value);
+	uint8_t    *p = buf;
+
+	DIE_IF(nlen + vlen + 2 + 16 > sizeof(buf), "option seed %s too long", seed);
+	memcpy(p, name, nlen + 1);
+	p += nlen + 1;
+	memcpy(p, value, vlen + 1);
+	p += vlen + 1;
+	wc_put_fixed32(p, (uint32_t) month);
+	wc_put_fixed32(p + 4, (uint32_t) day);
+	wc_put_fixed64(p + 8, (uint64_t) time_us);
+	put_file("options", seed, buf, (size_t) (p + 16 - buf));
+}
+
+static void
+make_options_seeds(void)
+{
+	char		list[2048];
+	size_t		len = 0;
+
+	put_option("webtable", "contents.ttl", "contents,anchor,people", 0, 7, 0);
+	put_option("spaces", "anchor.max_versions", " contents ,\tanchor\n, people", 0, 0,
+			   INT64_C(36) * 3600 * 1000000);
+	put_option("max-versions", "max_versions", "3 ", 0, 0, 0);
+	put_option("max-versions-big", "raw.max_versions", "2147483648", 0, -1, 0);
+	put_option("compression", "summary.compression", "LZ4", 1, 0, 0);
+	put_option("compression-none", "a.b.compression", "None", 0, 0, 999);
+	put_option("empty", ".ttl", "a,,b", 0, 0, -1000);
+	put_option("twice", "x.y", "raw, summary,raw", 0, 1, -INT64_C(86400000000));
+
+	memset(list, 'f', 256);
+	list[256] = '\0';
+	put_option("long", "ttl", list, 0, 0, 1000);
+
+	for (int i = 0; i < 65; i++)
+		len += (size_t) snprintf(list + len, sizeof(list) - len, "%sf%d", i ? "," : "", i);
+	put_option("many", "f64.ttl", list, 0, 0, 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -410,6 +460,7 @@ main(int argc, char **argv)
 	make_log_seeds();
 	make_sst_seeds(p3);
 	make_manifest_seeds(p3);
+	make_options_seeds();
 	for (int i = 0; i < 3; i++)
 		wc_sst_props_clear(&p3[i]);
 	rmdir(tmpdir);

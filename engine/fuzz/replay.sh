@@ -7,7 +7,7 @@ cd "$(dirname "$0")" || exit 2
 # such allocation costs seconds.  Over 64 MiB malloc returns NULL instead, which the
 # engine reports as WC_NOMEM (README.md, "Findings").
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=64"
-[ $# -gt 0 ] || set -- sst log manifest batch
+[ $# -gt 0 ] || set -- sst log manifest batch options
 status=0
 for name in "$@"; do
     bin=build/fuzz_$name

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # engine/fuzz/run.sh NAME SECONDS [libFuzzer options...]
 #
-# Fuzzes harness NAME (sst, log, manifest, batch) for SECONDS seconds, starting from
-# corpus/NAME/, then minimises corpus/NAME/ (-merge=1 of the old corpus and what the
+# Fuzzes harness NAME (sst, log, manifest, batch, options) for SECONDS seconds, starting
+# from corpus/NAME/, then minimises corpus/NAME/ (-merge=1 of the old corpus and what the
 # run found into a fresh directory holding the seeds, which replaces it).  A crash is saved as
 # crashes/NAME-crash-<sha1> (libFuzzer's artifact); the corpus is still minimised.
 # The run's log and its final statistics stay in a directory under /tmp, named at
