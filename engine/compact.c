@@ -479,10 +479,66 @@ wc_db_remove_orphans(wc_db *db, wc_err *err)
 	char	  **names = NULL;
 	int			n = 0,
 				rc;
+	uint64_t   *keep = NULL;
+	int			nkeep = 0;
 
 	memset(&m, 0, sizeof(m));
-	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+
+	/*
+	 * Files of ingest records in live logs are in no manifest yet.  A bulk writer
+	 * appends its record before it creates a file, so with the write lock held
+	 * (no record can be appended) and every live log read, each such file that
+	 * exists is named by a record we have read: keep those of committed records
+	 * and of records still in progress.
+	 */
+	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
 		return rc;
+	if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
+	{
+		wc_db_unlock(db, WC_LOCK_WRITE);
+		return rc;
+	}
+	for (int i = 0; rc == WC_OK && i < db->nlogs; i++)
+	{
+		wc_logmem  *lm = db->logs[i];
+		uint64_t   *grown = realloc(keep, sizeof(uint64_t) * (size_t) (nkeep + lm->ningested + 1));
+
+		if (grown == NULL)
+		{
+			rc = wc_err_set(err, WC_NOMEM, "out of memory");
+			break;
+		}
+		keep = grown;
+		for (int j = 0; j < lm->ningested; j++)
+			keep[nkeep++] = lm->ingested[j].number;
+		for (int j = 0; rc == WC_OK && j < lm->nheld; j++)
+		{
+			uint64_t   *numbers;
+			int			k;
+
+			rc = wc_db_ingest_numbers(lm->held[j].payload, lm->held[j].len, &numbers, &k, err);
+			if (rc == WC_OK && k > 0)
+			{
+				if ((grown = realloc(keep, sizeof(uint64_t) * (size_t) (nkeep + k))) == NULL)
+					rc = wc_err_set(err, WC_NOMEM, "out of memory");
+				else
+				{
+					keep = grown;
+					memcpy(keep + nkeep, numbers, sizeof(uint64_t) * (size_t) k);
+					nkeep += k;
+				}
+			}
+			free(numbers);
+		}
+	}
+	if (rc == WC_OK)
+		rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err);
+	if (rc != WC_OK)
+	{
+		wc_db_unlock(db, WC_LOCK_WRITE);
+		free(keep);
+		return rc;
+	}
 	rc = wc_db_read_manifest(db, &m, err);
 	if (rc == WC_OK)
 		rc = wc_env_list(db->dir, &names, &n, err);
@@ -501,6 +557,9 @@ wc_db_remove_orphans(wc_db *db, wc_err *err)
 			for (int j = 0; j < m.nfiles; j++)
 				if (m.files[j].number == number)
 					live = true;
+			for (int j = 0; j < nkeep; j++)
+				if (keep[j] == number)
+					live = true;
 		}
 		else if (parse_file_name(names[i], "log", &number))
 		{
@@ -514,6 +573,8 @@ wc_db_remove_orphans(wc_db *db, wc_err *err)
 			rc = wc_env_unlink(db->dir, names[i], err);
 	}
 	wc_db_unlock(db, WC_LOCK_MANIFEST);
+	wc_db_unlock(db, WC_LOCK_WRITE);
+	free(keep);
 	wc_env_free_list(names, n);
 	wc_manifest_clear(&m);
 	return rc;

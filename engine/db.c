@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coding.h"
 #include "err.h"
+#include "ingest.h"
 
 #define MANIFEST_RETRIES 20
 
@@ -263,6 +265,9 @@ logmem_free(wc_logmem *lm)
 	for (int i = 0; i < lm->nheld; i++)
 		free(lm->held[i].payload);
 	free(lm->held);
+	for (int i = 0; i < lm->ningested; i++)
+		wc_sst_unref(lm->ingested[i].sst);
+	free(lm->ingested);
 	if (lm->reader)
 		wc_log_reader_free(lm->reader);
 	wc_file_close(&lm->file);
@@ -303,6 +308,19 @@ logmem_open(wc_db *db, uint64_t number, wc_logmem **out, wc_err *err)
 	}
 	*out = lm;
 	return WC_OK;
+}
+
+wc_sst *
+wc_db_find_sst(wc_db *db, uint64_t number)
+{
+	for (int i = 0; i < db->nssts; i++)
+		if (db->ssts[i].number == number)
+			return db->ssts[i].sst;
+	for (int i = 0; i < db->nlogs; i++)
+		for (int j = 0; db->logs[i] && j < db->logs[i]->ningested; j++)
+			if (db->logs[i]->ingested[j].number == number)
+				return db->logs[i]->ingested[j].sst;
+	return NULL;
 }
 
 /*
@@ -361,14 +379,10 @@ load_manifest(wc_db *db, wc_err *err)
 		for (int i = 0; i < m.nfiles && rc == WC_OK; i++)
 		{
 			ssts[i].number = m.files[i].number;
-			for (int j = 0; j < db->nssts; j++)
-				if (db->ssts[j].number == m.files[i].number)
-				{
-					ssts[i].sst = db->ssts[j].sst;
-					wc_sst_ref(ssts[i].sst);
-					break;
-				}
-			if (ssts[i].sst == NULL)
+			/* open already, as a file of the old manifest or of a log's ingest record */
+			if ((ssts[i].sst = wc_db_find_sst(db, m.files[i].number)) != NULL)
+				wc_sst_ref(ssts[i].sst);
+			else
 			{
 				char		name[32];
 
@@ -538,13 +552,15 @@ apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_e
 	wc_batch_reader r;
 	int			rc;
 
+	if (wc_ingest_is_record(payload, len))
+		return wc_db_apply_ingest(db, lm, payload, len, err);
 	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
 		return rc;
 	return apply_entries(db, lm, &r, err);
 }
 
-static int
-hold_payload(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err)
+int
+wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err)
 {
 	wc_held    *grown = realloc(lm->held, sizeof(wc_held) * (lm->nheld + 1));
 	uint8_t    *copy = malloc(len ? len : 1);
@@ -584,7 +600,7 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 		}
 		if (state == WC_TXN_COMMITTED &&
 			(rc = apply_payload(db, lm, lm->held[i].payload, lm->held[i].len, err)) != WC_OK)
-			return rc;
+			return rc;			/* still held: a WC_NOT_FOUND is retried */
 		free(lm->held[i].payload);
 		lm->held[i] = lm->held[--lm->nheld];
 	}
@@ -616,6 +632,7 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 		size_t		len;
 		uint64_t	end;
 		wc_batch_reader r;
+		wc_ingest_record ir;
 		wc_txn_state state;
 
 		rc = wc_log_read(lm->reader, &payload, &len, &end, err);
@@ -623,7 +640,21 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 			return WC_OK;
 		if (rc < 0)
 			return rc;
-		if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
+		if (wc_ingest_is_record(payload, len))
+		{
+			/* only the header matters here: seq_base, count and tag */
+			if ((rc = wc_ingest_decode(payload, len, &ir, err)) == WC_OK)
+			{
+				memset(&r, 0, sizeof(r));
+				r.seq_base = ir.seq_base;
+				r.count = ir.count;
+				r.tag = ir.tag;
+				wc_ingest_record_clear(&ir);
+			}
+		}
+		else
+			rc = wc_batch_reader_init(&r, payload, len, err);
+		if (rc != WC_OK)
 		{
 			char		name[32];
 			char		detail[sizeof(err->msg)];
@@ -649,9 +680,14 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 		if (state == WC_TXN_COMMITTED)
 			rc = apply_payload(db, lm, payload, len, err);
 		else if (state == WC_TXN_IN_PROGRESS)
-			rc = hold_payload(lm, r.tag, payload, len, err);
+			rc = wc_db_hold(lm, r.tag, payload, len, err);
 		if (rc != WC_OK)
+		{
+			/* read this record again next time (an ingest record's file may be
+			 * missing because our manifest is stale: see refresh) */
+			wc_log_reader_skip_to(lm->reader, lm->valid_end);
 			return rc;
+		}
 		lm->valid_end = end;
 	}
 }
@@ -677,15 +713,19 @@ build_version(wc_db *db, wc_err *err)
 {
 	wc_version *v = calloc(1, sizeof(wc_version));
 	int			nmems = 0;
+	int			nssts = db->nssts;
 
 	if (v == NULL)
 		return wc_err_set(err, WC_NOMEM, "out of memory");
 	for (int i = 0; i < db->nlogs; i++)
+	{
 		nmems += db->logs[i]->nmem;
+		nssts += db->logs[i]->ningested;
+	}
 	v->refs = 1;
 	v->snapshot_seq = db->applied_seq;
 	v->truncate_seq = db->truncate_seq;
-	v->ssts = calloc(db->nssts > 0 ? db->nssts : 1, sizeof(wc_sst *));
+	v->ssts = calloc(nssts > 0 ? nssts : 1, sizeof(wc_sst *));
 	v->mems = calloc(nmems > 0 ? nmems : 1, sizeof(wc_fammem));
 	if (v->ssts == NULL || v->mems == NULL)
 	{
@@ -699,6 +739,12 @@ build_version(wc_db *db, wc_err *err)
 		v->ssts[v->nssts++] = db->ssts[i].sst;
 		wc_sst_ref(db->ssts[i].sst);
 	}
+	for (int i = 0; i < db->nlogs; i++)
+		for (int j = 0; j < db->logs[i]->ningested; j++)
+		{
+			v->ssts[v->nssts++] = db->logs[i]->ingested[j].sst;
+			wc_sst_ref(db->logs[i]->ingested[j].sst);
+		}
 	for (int i = 0; i < db->nlogs; i++)
 		for (int j = 0; j < db->logs[i]->nmem; j++)
 		{
@@ -759,9 +805,33 @@ refresh(wc_db *db, bool force, wc_err *err)
 	}
 	for (int round = 0;; round++)
 	{
-		for (int i = 0; i < db->nlogs; i++)
-			if ((rc = logmem_catch_up(db, db->logs[i], err)) != WC_OK)
-				return rc;
+		rc = WC_OK;
+		for (int i = 0; i < db->nlogs && rc == WC_OK; i++)
+			rc = logmem_catch_up(db, db->logs[i], err);
+		if (rc == WC_NOT_FOUND)
+		{
+			/*
+			 * A committed ingest record names a sorted file that is gone.  After
+			 * our last look at MANIFEST, a flush may have moved the file out of
+			 * that log (and a compaction removed it): then the current MANIFEST no
+			 * longer lists the log.  If it still does, the file is lost.
+			 */
+			char		detail[sizeof(err->msg)];
+
+			if (round < 3)
+			{
+				wc_err_clear(err);
+				if ((rc = check_manifest(db, err)) != WC_OK)
+					return rc;
+				continue;
+			}
+			memcpy(detail, err->msg, sizeof(detail));
+			err->code = WC_OK;
+			return wc_err_set(err, WC_CORRUPT, "a live log's ingest record names a missing file: %s",
+							  detail);
+		}
+		if (rc != WC_OK)
+			return rc;
 		/* a log closed under us: the manifest names its successor (a few rounds
 		 * at most; a switch still in progress is picked up next time) */
 		if (!db->manifest_stale || round == 3)
@@ -1004,6 +1074,7 @@ wc_db_open(const char *dir, const wc_open_opts *opts, wc_db **out, wc_err *err)
 		db->opts.bloom_bits_per_key = WC_DEFAULT_BLOOM;
 	if (db->opts.l0_compaction_trigger <= 0)
 		db->opts.l0_compaction_trigger = WC_DEFAULT_L0_TRIGGER;
+	wc_db_set_ingest_bytes(db, db->opts.ingest_bytes);
 
 	rc = set_families(db, opts->families, opts->nfamilies, err);
 	if (rc == WC_OK && opts->create_if_missing)
@@ -1113,7 +1184,7 @@ apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8
 			memcpy(payload + total, entries, len);
 			total += len;
 		}
-		rc = hold_payload(lm, tag, payload, total, err);
+		rc = wc_db_hold(lm, tag, payload, total, err);
 		free(payload);
 		return rc;
 	}
@@ -1134,34 +1205,17 @@ apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8
 }
 
 int
-wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync, wc_err *err)
+wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count, uint8_t *seq_field,
+			 uint64_t flag, wc_batch *const *batches, int n, uint64_t tag, bool switch_log,
+			 uint64_t *seq_base_out, wc_logmem **active_out, wc_err *err)
 {
-	uint64_t	count = 0;
-	uint8_t		hdr[WC_BATCH_HEADER_MAX];
-	size_t		hdr_len;
-	wc_slice	stack[16];
-	wc_slice   *parts = stack;
 	uint64_t	seq_base,
 				new_end;
 	wc_logmem  *active;
 	int			rc;
 
-	if (db->failed)
-		return wc_err_set(err, WC_FAILED,
-						  "the store handle refuses writes after an earlier fsync failure; reopen it");
-	for (int i = 0; i < n; i++)
-		count += wc_batch_count(batches[i]);
-	if (count == 0)
-		return WC_OK;
-	if (count > UINT32_MAX)
-		return wc_err_set(err, WC_INVALID, "a batch of %llu entries is too large",
-						  (unsigned long long) count);
-	if (n + 1 > (int) (sizeof(stack) / sizeof(stack[0])) &&
-		(parts = malloc(sizeof(wc_slice) * (n + 1))) == NULL)
-		return wc_err_set(err, WC_NOMEM, "out of memory");
-
 	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
-		goto out_unlocked;
+		return rc;
 	rc = wc_db_refresh_locked(db, err);
 	if (rc == WC_OK && db->nlogs == 0)
 		rc = wc_err_set(err, WC_CORRUPT, "MANIFEST lists no log");
@@ -1204,14 +1258,9 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 	if (db->applied_seq > seq_base)
 		seq_base = db->applied_seq;
 	seq_base++;
+	wc_put_fixed64(seq_field, seq_base | flag);
 
-	/* the record's payload is the header and each batch's entries, in order */
-	hdr_len = wc_batch_encode_header(hdr, seq_base, tag, (uint32_t) count);
-	parts[0].data = hdr;
-	parts[0].len = hdr_len;
-	for (int i = 0; i < n; i++)
-		parts[i + 1].data = wc_batch_entries(batches[i], &parts[i + 1].len);
-	rc = wc_log_appendv(&active->file, active->valid_end, parts, n + 1, &new_end, err);
+	rc = wc_log_appendv(&active->file, active->valid_end, parts, nparts, &new_end, err);
 	if (rc != WC_OK)
 	{
 		wc_err		ignored;
@@ -1227,10 +1276,15 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		active->max_seq = seq_base + count - 1;
 	{
 		uint64_t	old_end = active->valid_end;
+		int			arc;
 
 		active->valid_end = new_end;
 		wc_log_reader_skip_to(active->reader, new_end);
-		if (apply_own(db, active, batches, n, hdr, hdr_len, seq_base, tag, err) != WC_OK)
+		if (batches != NULL)
+			arc = apply_own(db, active, batches, n, parts[0].data, parts[0].len, seq_base, tag, err);
+		else
+			arc = wc_db_hold(active, tag, parts[0].data, parts[0].len, err);
+		if (arc != WC_OK)
 		{
 			/* the record is written; only our view lags: read it back next time */
 			active->valid_end = old_end;
@@ -1238,7 +1292,7 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 			wc_err_clear(err);
 		}
 	}
-	if (new_end >= db->opts.log_switch_bytes)
+	if (switch_log || new_end >= db->opts.log_switch_bytes)
 	{
 		wc_err		serr;
 
@@ -1246,18 +1300,63 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		wc_err_clear(&serr);
 		(void) wc_db_switch_log(db, active, &serr);
 	}
-	wc_db_unlock(db, WC_LOCK_WRITE);
-	if (parts != stack)
-		free(parts);
-	if (sync && (rc = wc_file_sync(&active->file, false, err)) != WC_OK)
-		db->failed = true;
-	return rc;
-
+	*seq_base_out = seq_base;
+	*active_out = active;
 out:
 	wc_db_unlock(db, WC_LOCK_WRITE);
-out_unlocked:
+	return rc;
+}
+
+void
+wc_db_set_ingest_bytes(wc_db *db, size_t bytes)
+{
+	db->ingest_bytes = bytes ? bytes : WC_DEFAULT_INGEST_BYTES;
+}
+
+int
+wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync, wc_err *err)
+{
+	uint64_t	count = 0;
+	size_t		bytes = 0;
+	bool		truncates = false;
+	uint8_t		hdr[WC_BATCH_HEADER_MAX];
+	wc_slice	stack[16];
+	wc_slice   *parts = stack;
+	uint64_t	seq_base;
+	wc_logmem  *active;
+	int			rc;
+
+	if (db->failed)
+		return wc_err_set(err, WC_FAILED,
+						  "the store handle refuses writes after an earlier fsync failure; reopen it");
+	for (int i = 0; i < n; i++)
+	{
+		count += wc_batch_count(batches[i]);
+		bytes += wc_batch_bytes(batches[i]);
+		truncates |= wc_batch_truncate_seq(batches[i]) != 0;
+	}
+	if (count == 0)
+		return WC_OK;
+	if (count > UINT32_MAX)
+		return wc_err_set(err, WC_INVALID, "a batch of %llu entries is too large",
+						  (unsigned long long) count);
+	if (tag != 0 && !truncates && bytes >= db->ingest_bytes)
+		return wc_db_write_ingest(db, batches, n, count, tag, sync, err);
+	if (n + 1 > (int) (sizeof(stack) / sizeof(stack[0])) &&
+		(parts = malloc(sizeof(wc_slice) * (n + 1))) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+
+	/* the record's payload is the header and each batch's entries, in order */
+	parts[0].data = hdr;
+	parts[0].len = wc_batch_encode_header(hdr, 1, tag, (uint32_t) count);
+	for (int i = 0; i < n; i++)
+		parts[i + 1].data = wc_batch_entries(batches[i], &parts[i + 1].len);
+	rc = wc_db_append(db, parts, n + 1, count, hdr, 0, batches, n, tag, false, &seq_base, &active,
+					  err);
 	if (parts != stack)
 		free(parts);
+	if (rc == WC_OK && sync && (rc = wc_file_sync(&active->file, false, err)) != WC_OK)
+		db->failed = true;
 	return rc;
 }
 
@@ -1349,6 +1448,18 @@ wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err)
 		const wc_logmem *lm = db->logs[i];
 
 		stats->log_bytes += lm->valid_end;
+		for (int j = 0; j < lm->ningested; j++)
+		{
+			const wc_sst_props *p = wc_sst_get_props(lm->ingested[j].sst);
+
+			if (family && strcmp(family, p->family) != 0)
+				continue;
+			stats->files++;
+			stats->file_cells += p->cells;
+			stats->file_bytes += p->file_bytes;
+			stats->raw_bytes += p->raw_bytes;
+			stats->distinct_rows_est += p->distinct_rows;
+		}
 		for (int j = 0; j < lm->nmem; j++)
 		{
 			if (family && strcmp(family, lm->mem[j].family) != 0)

@@ -51,6 +51,7 @@ typedef struct wc_shared
 #define WC_DEFAULT_BLOCK		(4u << 10)
 #define WC_DEFAULT_BLOOM		10
 #define WC_DEFAULT_L0_TRIGGER	4
+#define WC_DEFAULT_INGEST_BYTES	(4u << 20)
 #define WC_COMPACT_MAX_FILES	64	/* more files in a family: compacted whole */
 
 /* A memtable of one family. */
@@ -59,6 +60,13 @@ typedef struct wc_fammem
 	char		family[WC_MAX_FAMILY + 1];
 	wc_memtable *mt;
 } wc_fammem;
+
+/* An open sorted file and its file number. */
+typedef struct wc_dbsst
+{
+	uint64_t	number;
+	wc_sst	   *sst;
+} wc_dbsst;
 
 /* A record read from a log whose transaction was still in progress. */
 typedef struct wc_held
@@ -82,14 +90,9 @@ typedef struct wc_logmem
 	wc_fammem  *mem;
 	int			nheld;
 	wc_held    *held;
+	int			ningested;		/* sorted files of committed ingest records */
+	wc_dbsst   *ingested;
 } wc_logmem;
-
-/* An open sorted file with its manifest number. */
-typedef struct wc_dbsst
-{
-	uint64_t	number;
-	wc_sst	   *sst;
-} wc_dbsst;
 
 /* An immutable snapshot of what a scan reads (DESIGN.md, "versions"). */
 typedef struct wc_version
@@ -141,6 +144,7 @@ struct wc_db
 	bool		dirty;			/* state changed since current was built */
 	wc_version *current;
 	bool		failed;			/* an fsync failed: refuse writes */
+	size_t		ingest_bytes;	/* a tagged write this big is a bulk write */
 };
 
 /* How often a refresh looks at MANIFEST when neither the shared page's generation
@@ -168,6 +172,39 @@ int			wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err);
 int			wc_db_interrupted(wc_db *db);
 int			wc_db_resolve(wc_db *db, uint64_t tag, wc_txn_state *state, wc_err *err);
 void		wc_file_name(char *buf, size_t size, uint64_t number, const char *ext);
+
+/*
+ * Appends one record to the active log under the write lock: parts[0..nparts-1]
+ * are its payload, whose first 8 bytes (at seq_field, inside parts[0]) are
+ * overwritten with the record's seq_base | flag.  The record is then applied to
+ * this process's view: batches[0..n-1] for a batch record, or, with batches NULL,
+ * the payload is held until tag resolves.  With switch_log the active log is
+ * switched afterwards whatever its size.  *seq_base and *active (valid until the
+ * next refresh) say where it went; the caller fsyncs.
+ */
+int			wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count,
+						 uint8_t *seq_field, uint64_t flag, wc_batch *const *batches, int n,
+						 uint64_t tag, bool switch_log, uint64_t *seq_base, wc_logmem **active,
+						 wc_err *err);
+/* Holds a record whose tag is in progress (a copy of payload). */
+int			wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err);
+
+/* ingest.c */
+/* wc_db_write of a bulk write (ingest.h): tag nonzero, no truncate in the batches. */
+int			wc_db_write_ingest(wc_db *db, wc_batch *const *batches, int n, uint64_t count,
+							   uint64_t tag, bool sync, wc_err *err);
+/* Opens the files of a committed ingest record into lm.  WC_NOT_FOUND when one is
+ * missing: refresh() decides whether the view was stale or the store is damaged. */
+int			wc_db_apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len,
+							   wc_err *err);
+/* File numbers named by the ingest payload into *numbers (malloc'd), or 0 files. */
+int			wc_db_ingest_numbers(const uint8_t *payload, size_t len, uint64_t **numbers, int *n,
+								 wc_err *err);
+
+/* Reserves n consecutive file numbers in the manifest; the first is *first. */
+int			wc_db_reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err);
+/* An open sorted file of this process with that number (manifest or ingested), or NULL. */
+wc_sst	   *wc_db_find_sst(wc_db *db, uint64_t number);
 
 /* flush.c */
 /* Sorted-file options for family (an undeclared family gets the defaults). */

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "ingest.h"
 
 #define RESOLVE_WAIT_MS		10000	/* how long a waiting flush waits for a commit */
 
@@ -69,9 +70,8 @@ out:
 	return rc;
 }
 
-/* Reserves n consecutive file numbers; returns the first in *first. */
-static int
-reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err)
+int
+wc_db_reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err)
 {
 	wc_manifest m;
 	int			rc;
@@ -98,6 +98,8 @@ typedef struct flush_set
 	wc_fammem  *mem;
 	uint64_t	max_seq;
 	uint64_t	trunc;
+	int			ningested;		/* files of committed ingest records, referenced */
+	wc_dbsst   *ingested;
 } flush_set;
 
 static void
@@ -106,6 +108,9 @@ flush_set_clear(flush_set *fs)
 	for (int i = 0; i < fs->n; i++)
 		wc_memtable_unref(fs->mem[i].mt);
 	free(fs->mem);
+	for (int i = 0; i < fs->ningested; i++)
+		wc_sst_unref(fs->ingested[i].sst);
+	free(fs->ingested);
 	memset(fs, 0, sizeof(*fs));
 }
 
@@ -129,6 +134,41 @@ flush_set_family(flush_set *fs, const uint8_t *fam, uint32_t len, wc_err *err)
 oom:
 	wc_err_set(err, WC_NOMEM, "out of memory");
 	return NULL;
+}
+
+/* Opens the files of a committed ingest record into fs. */
+static int
+flush_set_ingest(wc_db *db, flush_set *fs, const uint8_t *payload, size_t len, wc_err *err)
+{
+	uint64_t   *numbers;
+	int			n,
+				rc;
+	wc_dbsst   *grown;
+
+	if ((rc = wc_db_ingest_numbers(payload, len, &numbers, &n, err)) != WC_OK)
+		return rc;
+	grown = realloc(fs->ingested, sizeof(wc_dbsst) * (size_t) (fs->ningested + n));
+	if (grown == NULL)
+	{
+		free(numbers);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	fs->ingested = grown;
+	for (int i = 0; i < n && rc == WC_OK; i++)
+	{
+		wc_sst	   *sst = wc_db_find_sst(db, numbers[i]);
+		char		name[32];
+
+		wc_file_name(name, sizeof(name), numbers[i], "sst");
+		if (sst != NULL)
+			wc_sst_ref(sst);
+		else if ((rc = wc_sst_open(db->dir, name, &sst, err)) != WC_OK)
+			break;
+		fs->ingested[fs->ningested].number = numbers[i];
+		fs->ingested[fs->ningested++].sst = sst;
+	}
+	free(numbers);
+	return rc;
 }
 
 /* Reads log number into per-family memtables, resolving every record. */
@@ -164,7 +204,19 @@ load_log(wc_db *db, uint64_t number, bool wait, flush_set *fs, wc_err *err)
 		rc = wc_log_read(r, &payload, &len, &end, err);
 		if (rc <= 0)
 			break;
-		if ((rc = wc_batch_reader_init(&br, payload, len, err)) != WC_OK)
+		if (wc_ingest_is_record(payload, len))
+		{
+			wc_ingest_record ir;
+
+			if ((rc = wc_ingest_decode(payload, len, &ir, err)) != WC_OK)
+				goto out;
+			memset(&br, 0, sizeof(br));
+			br.seq_base = ir.seq_base;
+			br.count = ir.count;
+			br.tag = ir.tag;
+			wc_ingest_record_clear(&ir);
+		}
+		else if ((rc = wc_batch_reader_init(&br, payload, len, err)) != WC_OK)
 			goto out;
 		if (br.count > 0 && br.seq_base + br.count - 1 > fs->max_seq)
 			fs->max_seq = br.seq_base + br.count - 1;
@@ -185,6 +237,12 @@ load_log(wc_db *db, uint64_t number, bool wait, flush_set *fs, wc_err *err)
 		}
 		if (state != WC_TXN_COMMITTED)
 			continue;
+		if (wc_ingest_is_record(payload, len))
+		{
+			if ((rc = flush_set_ingest(db, fs, payload, len, err)) != WC_OK)
+				goto out;
+			continue;
+		}
 		while ((rc = wc_batch_reader_next(&br, &e, err)) == 1)
 		{
 			wc_memtable *mt;
@@ -294,6 +352,18 @@ take_own_memtables(wc_db *db, uint64_t number, flush_set *fs)
 			wc_memtable_ref(fs->mem[j].mt);
 		}
 		fs->n = lm->nmem;
+		fs->ingested = calloc(lm->ningested > 0 ? lm->ningested : 1, sizeof(wc_dbsst));
+		if (fs->ingested == NULL)
+		{
+			flush_set_clear(fs);
+			return false;
+		}
+		for (int j = 0; j < lm->ningested; j++)
+		{
+			fs->ingested[j] = lm->ingested[j];
+			wc_sst_ref(fs->ingested[j].sst);
+		}
+		fs->ningested = lm->ningested;
 		fs->max_seq = lm->max_seq;
 		fs->trunc = lm->trunc;
 		return true;
@@ -320,7 +390,7 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 	if (!take_own_memtables(db, number, &fs) &&
 		(rc = load_log(db, number, wait, &fs, err)) != WC_OK)
 		goto out;
-	if (fs.n > 0 && (rc = reserve_numbers(db, fs.n, &first, err)) != WC_OK)
+	if (fs.n > 0 && (rc = wc_db_reserve_numbers(db, fs.n, &first, err)) != WC_OK)
 		goto out;
 	props = calloc(fs.n > 0 ? fs.n : 1, sizeof(wc_sst_props));
 	if (props == NULL)
@@ -354,7 +424,7 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 	if (fs.trunc > m.truncate_seq)
 		m.truncate_seq = fs.trunc;
 	/* files wholly below the truncate point are dead */
-	doomed = calloc(m.nfiles > 0 ? m.nfiles : 1, sizeof(uint64_t));
+	doomed = calloc((size_t) (m.nfiles + fs.ningested) + 1, sizeof(uint64_t));
 	if (doomed == NULL)
 		rc = wc_err_set(err, WC_NOMEM, "out of memory");
 	for (int i = 0; rc == WC_OK && i < m.nfiles; i++)
@@ -365,6 +435,16 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 	for (int i = 0; rc == WC_OK && i < fs.n; i++)
 		if (props[i].cells > 0)
 			rc = wc_manifest_add_file(&m, first + i, &props[i], err);
+	/* files of the log's committed ingest records move into the manifest as they are */
+	for (int i = 0; rc == WC_OK && i < fs.ningested; i++)
+	{
+		const wc_sst_props *p = wc_sst_get_props(fs.ingested[i].sst);
+
+		if (p->seq_max < m.truncate_seq)
+			doomed[ndoomed++] = fs.ingested[i].number;
+		else
+			rc = wc_manifest_add_file(&m, fs.ingested[i].number, p, err);
+	}
 	if (rc == WC_OK)
 	{
 		rc = wc_db_write_manifest(db, &m, err);

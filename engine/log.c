@@ -25,7 +25,10 @@
 
 /* (format) */
 static const uint8_t log_magic[8] = {'W', 'C', 'L', 'O', 'G', 0x0d, 0x0a, 0x1a};
-#define LOG_FORMAT_VERSION	1
+/* 2: payloads may be ingest records (ingest.h); a version 1 log holds batches only
+ * and is read as it is */
+#define LOG_FORMAT_VERSION	2
+#define LOG_FORMAT_OLDEST	1
 #define LOG_RECORD_HEADER	9	/* crc, len, type */
 #define LOG_TYPE_BATCH		1
 #define LOG_MAX_RECORD		(UINT32_C(1) << 30)	/* a larger len is damage */
@@ -120,10 +123,10 @@ wc_log_check_header(wc_file *f, uint64_t *number, wc_err *err)
 						  "log header checksum mismatch in %s at offset 0: stored 0x%08x, computed 0x%08x",
 						  f->name, stored, computed);
 	version = wc_get_fixed32(h + 8);
-	if (version != LOG_FORMAT_VERSION)
+	if (version < LOG_FORMAT_OLDEST || version > LOG_FORMAT_VERSION)
 		return wc_err_set(err, WC_CORRUPT,
-						  "log %s has format version %u; this build reads version %d",
-						  f->name, version, LOG_FORMAT_VERSION);
+						  "log %s has format version %u; this build reads versions %d to %d",
+						  f->name, version, LOG_FORMAT_OLDEST, LOG_FORMAT_VERSION);
 	*number = wc_get_fixed64(h + 12);
 	return WC_OK;
 }

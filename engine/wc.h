@@ -102,6 +102,9 @@ typedef struct wc_open_opts
 	int			bloom_bits_per_key; /* 0 = default 10 */
 	int			l0_compaction_trigger;	/* files of one family before a minor
 										 * compaction; 0 = default 4 */
+	size_t		ingest_bytes;	/* a tagged write of at least this many bytes is
+								 * a bulk write (wc_db_write); 0 = default 4 MiB,
+								 * SIZE_MAX = never */
 	wc_resolve_fn resolve;		/* NULL: every tag counts as committed */
 	void	   *resolve_arg;
 	wc_interrupt_fn interrupt;	/* NULL: never interrupted */
@@ -180,6 +183,17 @@ int			wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err);
  */
 int			wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag,
 						bool sync, wc_err *err);
+
+/*
+ * Bulk writes.  A write with a nonzero tag whose batches hold at least
+ * ingest_bytes (wc_open_opts) and no truncate is written as sorted files, one per
+ * family, that a small log record names (DESIGN.md, "Bulk writes"): its bytes go
+ * to disk once, compressed, instead of through the log, every reader's memtable
+ * and a flush.  It is as atomic and durable as any write, and invisible until the
+ * tag commits.  As for every tagged write, a caller whose wc_db_write failed must
+ * not commit the tag.  Changes the threshold of this handle (0 = default).
+ */
+void		wc_db_set_ingest_bytes(wc_db *db, size_t bytes);
 
 /* ---------------------------------------------------------------- scans */
 

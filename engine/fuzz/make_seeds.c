@@ -11,6 +11,7 @@
  *           input modes of fuzz_log.c (first byte 0: the whole file; 1: header
  *           supplied by the harness; 2: records framed by the harness).
  * manifest: wc_manifest_encode images with 0, 1 and 3 files.
+ * batch:    also two ingest record payloads (ingest.h), with 1 and 3 files.
  * options:  option names, values and interval fields for fuzz_options.c (valid
  *           ones, and one per check of src/optparse.c).
  *
@@ -26,6 +27,7 @@
 
 #include "batch.h"
 #include "coding.h"
+#include "ingest.h"
 #include "log.h"
 #include "manifest.h"
 #include "sst.h"
@@ -155,6 +157,27 @@ make_batch_seeds(void)
 		put_file("batch", name, p, len);
 		free(p);
 		wc_batch_free(b);
+	}
+
+	/* ingest records (a bulk write's payload) with 1 and 3 files */
+	for (int v = 0; v < 2; v++)
+	{
+		static const char *const fams[] = {"anchor", "contents", "people"};
+		wc_ingest_file files[3];
+		wc_ingest_record r = {v ? 1000 : 1, v ? 733 : 99, v ? 50 : 3, v ? 3 : 1, files};
+		uint8_t    *p;
+		size_t		len;
+		char		name[32];
+
+		for (int i = 0; i < 3; i++)
+		{
+			files[i].number = 12 + (uint64_t) i;
+			snprintf(files[i].family, sizeof(files[i].family), "%s", fams[i]);
+		}
+		OK(wc_ingest_encode(&r, &p, &len, &e_));
+		snprintf(name, sizeof(name), "ingest%d", v);
+		put_file("batch", name, p, len);
+		free(p);
 	}
 }
 

@@ -17,6 +17,21 @@ static wc_family_opts fams3[] = {
 	{"people", 3, 0, WC_COMPRESS_NONE},
 };
 
+/* Transaction states for the resolver: tag t is tag_state[t] (0 = committed). */
+static wc_txn_state tag_state[64];
+
+static int
+resolve_tag(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err)
+{
+	(void) arg;
+	(void) err;
+	*state = tag < 64 ? tag_state[tag] : WC_TXN_COMMITTED;
+	return WC_OK;
+}
+
+/* With ingest_bytes nonzero, tagged writes of that size are bulk writes (ingest.h). */
+static size_t open_ingest_bytes;
+
 static wc_db *
 open_db(const char *dir, wc_family_opts *fams, int n, size_t switch_bytes)
 {
@@ -31,6 +46,8 @@ open_db(const char *dir, wc_family_opts *fams, int n, size_t switch_bytes)
 	o.create_if_missing = true;
 	o.log_switch_bytes = switch_bytes;
 	o.block_bytes = 512;
+	o.resolve = resolve_tag;
+	o.ingest_bytes = open_ingest_bytes ? open_ingest_bytes : SIZE_MAX;
 	wc_err_clear(&err);
 	rc = wc_db_open(dir, &o, &db, &err);
 	CHECK_OK(rc, &err);
@@ -450,10 +467,14 @@ model_render(const uint32_t *maxv, int fam_mask, const char *lo, const char *hi,
 	free(vis);
 }
 
+/*
+ * With bulk, every write but the truncate is tagged and goes through ingest
+ * (sorted files named by a log record) instead of the log's batch records.
+ */
 static void
-test_model(void)
+test_model(bool bulk)
 {
-	char	   *dir = test_tmpdir("model");
+	char	   *dir = test_tmpdir(bulk ? "model-bulk" : "model");
 	wc_family_opts fo[] = {{"a", 2, 0, WC_COMPRESS_LZ4}, {"b", 0, 0, WC_COMPRESS_NONE},
 	{"c", 1, 0, WC_COMPRESS_LZ4}};
 	uint32_t	maxv[] = {2, 0, 1};
@@ -468,6 +489,8 @@ test_model(void)
 	wc_err		err;
 
 	wc_err_clear(&err);
+	nmodel = 0;
+	model_seq = model_trunc = 0;
 	for (int round = 0; round < 120; round++)
 	{
 		int			nops = 1 + (int) (test_rand(&rng) % 40);
@@ -520,7 +543,7 @@ test_model(void)
 				model_add(fam, row, "", INT64_MAX, WC_TYPE_DEL_FAMILY, "");
 			}
 		}
-		CHECK_OK(wc_db_write(db, &b, 1, 0, false, &err), &err);
+		CHECK_OK(wc_db_write(db, &b, 1, bulk ? 1 : 0, false, &err), &err);
 		wc_batch_clear(b);
 		CHECK_OK(wc_db_refresh(db, &err), &err);
 
@@ -621,12 +644,154 @@ test_model(void)
 			}
 		}
 	}
-	CHECK(mismatches == 0, "%d of %d scans differ from the model", mismatches, compared);
+	CHECK(mismatches == 0, "%d of %d scans differ from the model%s", mismatches, compared,
+		  bulk ? " (bulk writes)" : "");
 	free(got);
 	free(want);
 	free(model);
+	model = NULL;
+	capmodel = 0;
 	wc_batch_free(b);
 	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/* ---------------------------------------------------------------- bulk writes */
+
+/* Number of NNNNNN.sst files in dir. */
+static int
+count_ssts(const char *dir)
+{
+	char		cmd[4200];
+	FILE	   *f;
+	int			n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls '%s' | grep -c '\\.sst$'", dir);
+	if ((f = popen(cmd, "r")) != NULL)
+	{
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		pclose(f);
+	}
+	return n;
+}
+
+static void
+bulk_put(wc_db *db, uint64_t tag, const char *row, const char *val, int rc_want)
+{
+	wc_batch   *b = wc_batch_new();
+	wc_err		err;
+	int			rc;
+
+	put(b, "anchor", row, "a", 1, val);
+	put(b, "contents", row, "html", 2, val);
+	put(b, "contents", row, "html", 1, val);
+	wc_err_clear(&err);
+	rc = wc_db_write(db, &b, 1, tag, true, &err);
+	CHECK(rc == rc_want, "bulk write of %s: rc=%d (%s), wanted %d", row, rc, err.msg, rc_want);
+	wc_batch_free(b);
+}
+
+static void
+test_ingest(void)
+{
+	char	   *dir = test_tmpdir("ingest");
+	wc_db	   *w = open_db(dir, fams3, 3, 0);
+	wc_db	   *r = open_db(dir, fams3, 3, 0);
+	wc_scan_opts o;
+	wc_file_info *files;
+	int			nfiles;
+	wc_err		err;
+	char		path[4200];
+
+	wc_err_clear(&err);
+	wc_scan_opts_init(&o);
+	memset(tag_state, 0, sizeof(tag_state));
+
+	/* in progress: nothing visible, the files exist; committed: all of it at once */
+	tag_state[5] = WC_TXN_IN_PROGRESS;
+	bulk_put(w, 5, "com.cnn.www", "v5", WC_OK);
+	CHECK(count_ssts(dir) == 2, "two files (one per family) for the bulk write: %d", count_ssts(dir));
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	EXPECT_SCAN(r, &o, "");
+	/* a compaction meanwhile (orphan removal included) keeps the files */
+	CHECK_OK(wc_db_compact(r, &err), &err);
+	CHECK(count_ssts(dir) == 2, "the in-progress write's files survive a compaction: %d", count_ssts(dir));
+	tag_state[5] = WC_TXN_COMMITTED;
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	EXPECT_SCAN(r, &o, "com.cnn.www/anchor:a@1=v5;com.cnn.www/contents:html@2=v5;"
+				"com.cnn.www/contents:html@1=v5;");
+
+	/* aborted: never visible, its files are orphans that a compaction removes */
+	tag_state[6] = WC_TXN_ABORTED;
+	bulk_put(w, 6, "com.example.www", "v6", WC_OK);
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	EXPECT_SCAN(r, &o, "com.cnn.www/anchor:a@1=v5;com.cnn.www/contents:html@2=v5;"
+				"com.cnn.www/contents:html@1=v5;");
+
+	/* a reopened handle replays the log: the committed files again, not the aborted */
+	wc_db_close(r);
+	r = open_db(dir, fams3, 3, 0);
+	EXPECT_SCAN(r, &o, "com.cnn.www/anchor:a@1=v5;com.cnn.www/contents:html@2=v5;"
+				"com.cnn.www/contents:html@1=v5;");
+
+	/* a flush moves the committed files into the manifest as they are; a
+	 * compaction merges them and removes the aborted write's files */
+	CHECK_OK(wc_db_flush(r, &err), &err);
+	CHECK_OK(wc_db_files(r, &files, &nfiles, &err), &err);
+	CHECK(nfiles == 2, "the flush lists the 2 ingested files: %d", nfiles);
+	for (int i = 0; i < nfiles; i++)
+		CHECK(files[i].level == 0 && files[i].cells >= 1, "ingested file %d: level %d, %llu cells",
+			  i, files[i].level, (unsigned long long) files[i].cells);
+	wc_file_info_free(files, nfiles);
+	CHECK(count_ssts(dir) == 4, "2 live + 2 orphan files before the compaction: %d", count_ssts(dir));
+	CHECK_OK(wc_db_compact(r, &err), &err);
+	CHECK(count_ssts(dir) == 2, "one file per family after the compaction: %d", count_ssts(dir));
+	EXPECT_SCAN(r, &o, "com.cnn.www/anchor:a@1=v5;com.cnn.www/contents:html@2=v5;"
+				"com.cnn.www/contents:html@1=v5;");
+	CHECK_OK(wc_db_refresh(w, &err), &err);
+	EXPECT_SCAN(w, &o, "com.cnn.www/anchor:a@1=v5;com.cnn.www/contents:html@2=v5;"
+				"com.cnn.www/contents:html@1=v5;");
+
+	/* a later ordinary write of the same cell wins; a later bulk write wins too */
+	{
+		wc_batch   *b = wc_batch_new();
+
+		put(b, "contents", "com.cnn.www", "html", 2, "small");
+		CHECK_OK(wc_db_write(w, &b, 1, 0, false, &err), &err);
+		wc_batch_free(b);
+	}
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	EXPECT_SCAN(r, &o, "com.cnn.www/anchor:a@1=v5;com.cnn.www/contents:html@2=small;"
+				"com.cnn.www/contents:html@1=v5;");
+	bulk_put(w, 7, "com.cnn.www", "v7", WC_OK);
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	EXPECT_SCAN(r, &o, "com.cnn.www/anchor:a@1=v7;com.cnn.www/contents:html@2=v7;"
+				"com.cnn.www/contents:html@1=v7;");
+
+	/* a committed record whose file is gone while its log is live: corruption,
+	 * named, in a process that reads the log afresh */
+	bulk_put(w, 8, "org.lost.www", "v8", WC_OK);
+	wc_db_close(r);
+	snprintf(path, sizeof(path), "ls -t '%s'/*.sst | head -n 1 | xargs rm -f", dir);
+	CHECK(system(path) == 0, "removing the newest sorted file");
+	{
+		wc_open_opts oo;
+		wc_db	   *x = NULL;
+		int			rc;
+
+		memset(&oo, 0, sizeof(oo));
+		oo.families = fams3;
+		oo.nfamilies = 3;
+		oo.resolve = resolve_tag;
+		wc_err_clear(&err);
+		rc = wc_db_open(dir, &oo, &x, &err);
+		CHECK(rc == WC_CORRUPT && strstr(err.msg, "ingest record") != NULL && strstr(err.msg, ".sst") != NULL,
+			  "open with an ingested file missing: rc=%d: %s", rc, err.msg);
+		if (x)
+			wc_db_close(x);
+	}
+	wc_db_close(w);
 	test_rmdir(dir);
 }
 
@@ -637,6 +802,10 @@ main(void)
 	test_webtable();
 	test_deletes_and_retention();
 	test_pending_and_truncate();
-	test_model();
+	test_model(false);
+	open_ingest_bytes = 1;
+	test_model(true);
+	test_ingest();
+	open_ingest_bytes = 0;
 	TEST_DONE();
 }

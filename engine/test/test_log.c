@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "coding.h"
+#include "crc32c.h"
 #include "env.h"
 #include "log.h"
 #include "testutil.h"
@@ -573,10 +574,66 @@ test_errors(void)
 	test_rmdir(dir);
 }
 
+/*
+ * Format versions: wc_log_create writes version 2 (ingest records may follow); a
+ * version 1 header, as the first builds wrote it (golden bytes below), is still
+ * read; version 3 is refused.
+ */
+static void
+test_versions(void)
+{
+	char	   *dir = test_tmpdir("logver");
+	static const uint8_t v1_head[20] = {'W', 'C', 'L', 'O', 'G', 0x0d, 0x0a, 0x1a,
+		1, 0, 0, 0,				/* version 1 */
+	9, 0, 0, 0, 0, 0, 0, 0};	/* log number 9 */
+	uint8_t		h[WC_LOG_HEADER_SIZE];
+	wc_file		f;
+	uint64_t	number = 0;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_log_create(dir, "000008.log", 8, &err), &err);
+	CHECK_OK(wc_file_open(dir, "000008.log", WC_OPEN_READ, &f, &err), &err);
+	CHECK_OK(wc_file_pread(&f, h, sizeof(h), 0, &err), &err);
+	CHECK(wc_get_fixed32(h + 8) == 2, "a new log is version %u", wc_get_fixed32(h + 8));
+	wc_file_close(&f);
+
+	for (uint32_t version = 1; version <= 3; version++)
+	{
+		int			rc;
+
+		memset(h, 0, sizeof(h));
+		memcpy(h, v1_head, sizeof(v1_head));
+		wc_put_fixed32(h + 8, version);
+		wc_put_fixed32(h + 28, wc_crc32c(h, 28));
+		{
+			char		path[4200];
+			FILE	   *out;
+
+			snprintf(path, sizeof(path), "%s/000009.log", dir);
+			out = fopen(path, "wb");
+			CHECK(out && fwrite(h, 1, sizeof(h), out) == sizeof(h), "writing a version %u header", version);
+			if (out)
+				fclose(out);
+		}
+		wc_err_clear(&err);
+		CHECK_OK(wc_file_open(dir, "000009.log", WC_OPEN_READ, &f, &err), &err);
+		rc = wc_log_check_header(&f, &number, &err);
+		if (version <= 2)
+			CHECK(rc == WC_OK && number == 9, "version %u header: rc=%d %s", version, rc, err.msg);
+		else
+			CHECK(rc == WC_CORRUPT && strstr(err.msg, "format version 3") != NULL,
+				  "version 3 header: rc=%d %s", rc, err.msg);
+		wc_file_close(&f);
+	}
+	test_rmdir(dir);
+}
+
 int
 main(void)
 {
 	t_name = "test_log";
+	test_versions();
 	test_roundtrip();
 	test_recovery();
 	test_corruption();
