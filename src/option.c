@@ -14,6 +14,10 @@
  * Server options:
  *		directory		stores live in <directory>/<dboid>_<reloid> instead of
  *						the database directory (superuser only)
+ * GUCs:
+ *		widecol_fdw.bulk_write_size
+ *						a transaction writing this much to a table commits
+ *						it as sorted files (engine/ingest.h)
  *
  * What a value must look like is checked in optparse.c, which has no
  * PostgreSQL dependency (engine/fuzz/fuzz_options.c fuzzes it); this file
@@ -22,6 +26,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <limits.h>
 
 #include "access/reloptions.h"
 #include "catalog/pg_foreign_data_wrapper.h"
@@ -35,6 +41,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
@@ -42,6 +49,9 @@
 #include "widecol_fdw.h"
 
 PG_FUNCTION_INFO_V1(widecol_fdw_validator);
+
+/* widecol_fdw.bulk_write_size, in kB: -1 = never, 0 = every write */
+static int	wcfdw_bulk_write_kb = 4096;
 
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
@@ -429,4 +439,35 @@ wcfdw_store_path(Oid relid, const char *directory)
 		return psprintf("%s/%u_%u", directory, MyDatabaseId, relid);
 	return psprintf("%s/%s/widecol_%u", DataDir,
 					GetDatabasePath(MyDatabaseId, MyDatabaseTableSpace), relid);
+}
+
+/*
+ * wcfdw_option_init
+ *		Defines the GUCs
+ */
+void
+wcfdw_option_init(void)
+{
+	DefineCustomIntVariable("widecol_fdw.bulk_write_size",
+							"A transaction that writes at least this much to one table writes it as sorted files.",
+							"Such a bulk write skips the log, the memtables and the flush. -1 turns bulk writes off, 0 makes every write one.",
+							&wcfdw_bulk_write_kb,
+							4096, -1, INT_MAX / 1024,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("widecol_fdw");
+}
+
+/*
+ * wcfdw_bulk_write_bytes
+ *		widecol_fdw.bulk_write_size as wc_db_set_ingest_bytes takes it
+ */
+size_t
+wcfdw_bulk_write_bytes(void)
+{
+	if (wcfdw_bulk_write_kb < 0)
+		return SIZE_MAX;
+	if (wcfdw_bulk_write_kb == 0)
+		return 1;
+	return (size_t) wcfdw_bulk_write_kb * 1024;
 }

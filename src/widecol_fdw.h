@@ -112,6 +112,8 @@ typedef struct WcFdwTableOptions
 extern void wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts);
 extern int	wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len);
 extern char *wcfdw_store_path(Oid relid, const char *directory);
+extern void wcfdw_option_init(void);
+extern size_t wcfdw_bulk_write_bytes(void);
 
 /* ---------------------------------------------------------------- errors */
 

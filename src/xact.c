@@ -300,6 +300,7 @@ wcfdw_pre_commit(void)
 		}
 
 		wc_err_clear(&err);
+		wc_db_set_ingest_bytes(s->db, wcfdw_bulk_write_bytes());
 		rc = wc_db_write(s->db, batches, n,
 						 U64FromFullTransactionId(GetTopFullTransactionId()),
 						 synchronous_commit > SYNCHRONOUS_COMMIT_OFF, &err);
