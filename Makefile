@@ -25,7 +25,7 @@ EXTENSION = widecol_fdw
 DATA = sql/widecol_fdw--1.0.sql
 PGFILEDESC = "widecol_fdw - HBase/Bigtable-style wide-column tables"
 
-REGRESS = basic options types scan pushdown order join modify xact errors functions drop differential
+REGRESS = basic options types scan pushdown order join modify xact bulk errors functions drop differential
 
 ENGINE_LIB = engine/build/libwidecol_engine.a
 SHLIB_LINK += $(ENGINE_LIB) -llz4

@@ -1366,28 +1366,43 @@ int
 wc_db_files(wc_db *db, wc_file_info **out, int *n, wc_err *err)
 {
 	wc_file_info *files;
-	int			count = db->manifest.nfiles;
+	int			count,
+				rc;
 
 	*out = NULL;
 	*n = 0;
 	/* the list must be current, not up to WC_MANIFEST_CHECK_MS old */
-	{
-		int			rc = wc_db_refresh_full(db, err);
-
-		if (rc != WC_OK)
-			return rc;
-		count = db->manifest.nfiles;
-	}
+	if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
+		return rc;
+	/* the manifest's files, then those of committed bulk writes still in a log */
+	count = db->manifest.nfiles;
+	for (int i = 0; i < db->nlogs; i++)
+		count += db->logs[i]->ningested;
 	files = calloc(count > 0 ? count : 1, sizeof(wc_file_info));
 	if (files == NULL)
 		return wc_err_set(err, WC_NOMEM, "out of memory");
-	for (int i = 0; i < count; i++)
+	for (int i = 0, li = -1, lj = 0; i < count; i++)
 	{
-		const wc_manifest_file *mf = &db->manifest.files[i];
-		const wc_sst_props *p = &mf->props;
+		const wc_sst_props *p;
+		uint64_t	number;
 		wc_file_info *f = &files[i];
 
-		wc_file_name(f->name, sizeof(f->name), mf->number, "sst");
+		if (i < db->manifest.nfiles)
+		{
+			p = &db->manifest.files[i].props;
+			number = db->manifest.files[i].number;
+		}
+		else
+		{
+			while (li < 0 || lj >= db->logs[li]->ningested)
+			{
+				li++;
+				lj = 0;
+			}
+			number = db->logs[li]->ingested[lj].number;
+			p = wc_sst_get_props(db->logs[li]->ingested[lj++].sst);
+		}
+		wc_file_name(f->name, sizeof(f->name), number, "sst");
 		snprintf(f->family, sizeof(f->family), "%s", p->family);
 		f->level = p->level;
 		f->cells = p->cells;

@@ -330,7 +330,8 @@ typedef struct wc_file_info
 	int64_t		ts_max;
 } wc_file_info;
 
-/* Lists the live sorted files; free with wc_file_info_free. */
+/* Lists the live sorted files (those of committed bulk writes still named by a log
+ * included); free with wc_file_info_free. */
 int			wc_db_files(wc_db *db, wc_file_info **out, int *n, wc_err *err);
 void		wc_file_info_free(wc_file_info *files, int n);
 

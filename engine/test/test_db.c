@@ -717,10 +717,17 @@ test_ingest(void)
 	/* a compaction meanwhile (orphan removal included) keeps the files */
 	CHECK_OK(wc_db_compact(r, &err), &err);
 	CHECK(count_ssts(dir) == 2, "the in-progress write's files survive a compaction: %d", count_ssts(dir));
+	CHECK_OK(wc_db_files(r, &files, &nfiles, &err), &err);
+	CHECK(nfiles == 0, "an in-progress bulk write's files are not listed: %d", nfiles);
+	wc_file_info_free(files, nfiles);
 	tag_state[5] = WC_TXN_COMMITTED;
 	CHECK_OK(wc_db_refresh(r, &err), &err);
 	EXPECT_SCAN(r, &o, "com.cnn.www/anchor:a@1=v5;com.cnn.www/contents:html@2=v5;"
 				"com.cnn.www/contents:html@1=v5;");
+	CHECK_OK(wc_db_files(r, &files, &nfiles, &err), &err);
+	CHECK(nfiles == 2 && files[0].level == 0 && files[1].level == 0,
+		  "a committed bulk write's 2 files are listed before any flush: %d", nfiles);
+	wc_file_info_free(files, nfiles);
 
 	/* aborted: never visible, its files are orphans that a compaction removes */
 	tag_state[6] = WC_TXN_ABORTED;
