@@ -383,7 +383,7 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 	uint64_t   *doomed = NULL;
 	int			ndoomed = 0;
 	char		name[32];
-	int			rc;
+	int			rc = WC_OK;
 
 	memset(&fs, 0, sizeof(fs));
 	memset(&m, 0, sizeof(m));
