@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "coding.h"
+#include "env.h"
 #include "err.h"
 
 /* The smallest entry: a DEL_ALL (type, three empty lengths, ts). */
@@ -211,6 +212,7 @@ reserve(wc_batch *b, size_t more, uint64_t nentries, wc_err *err)
 			return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %zu bytes", need);
 		b->buf = buf;
 		b->cap = cap;
+		wc_env_advise_huge(buf, cap);
 	}
 	if (b->count + nentries > b->seqs_cap)
 	{

@@ -496,3 +496,16 @@ wc_buf_reserve(uint8_t **buf, size_t *cap, size_t need)
 	*cap = c;
 	return true;
 }
+
+void
+wc_env_advise_huge(void *p, size_t len)
+{
+	const uintptr_t huge = (uintptr_t) 2 << 20;
+	uintptr_t	start = ((uintptr_t) p + huge - 1) & ~(huge - 1);
+	uintptr_t	end = ((uintptr_t) p + len) & ~(huge - 1);
+
+#ifdef MADV_HUGEPAGE
+	if (len >= 2 * huge && end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#endif
+}

@@ -104,6 +104,14 @@ int64_t		wc_env_monotonic_ms(void);
  */
 bool		wc_buf_reserve(uint8_t **buf, size_t *cap, size_t need);
 
+/*
+ * Asks the kernel to back the whole 2 MiB pages inside [p, p + len) with huge pages
+ * (transparent huge pages in "madvise" mode): a buffer of hundreds of MiB filled
+ * once, such as a bulk write's batch, then takes one page fault per 2 MiB instead
+ * of per 4 KiB.  A hint only; does nothing for buffers under 4 MiB.
+ */
+void		wc_env_advise_huge(void *p, size_t len);
+
 /* Fault injection (tests only; process-local). */
 typedef enum wc_fault_kind
 {

@@ -238,6 +238,7 @@ wc_ingest_plan_new(wc_batch *const *batches, int n, wc_err *err)
 				}
 				f->cells = grown;
 				f->cap = cap;
+				wc_env_advise_huge(grown, cap * sizeof(wc_cell));
 			}
 			f->cells[f->n++] = e.cell;
 		}
