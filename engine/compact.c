@@ -127,7 +127,8 @@ wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int no
 	memset(&props, 0, sizeof(props));
 	if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
 		return rc;
-	v = wc_db_version(db);
+	if ((v = wc_db_version(db, err)) == NULL)
+		return err->code;
 	trunc = db->manifest.truncate_seq;
 	f = wc_db_family(db, (const uint8_t *) family, strlen(family));
 	if (f)

@@ -758,11 +758,16 @@ build_version(wc_db *db, wc_err *err)
 	return WC_OK;
 }
 
+/*
+ * Built when asked for, not at every refresh: a writer marks the state changed at
+ * every write, and rebuilding references every sorted file and memtable.
+ */
 wc_version *
-wc_db_version(wc_db *db)
+wc_db_version(wc_db *db, wc_err *err)
 {
-	if (db->current)
-		db->current->refs++;
+	if ((db->dirty || db->current == NULL) && build_version(db, err) != WC_OK)
+		return NULL;
+	db->current->refs++;
 	return db->current;
 }
 
@@ -841,8 +846,8 @@ refresh(wc_db *db, bool force, wc_err *err)
 		if (db->nlogs > 0 && db->logs[db->nlogs - 1]->closed)
 			db->manifest_stale = true;
 	}
-	if (db->dirty || db->current == NULL)
-		return build_version(db, err);
+	if (db->current == NULL)
+		return build_version(db, err);	/* the first refresh: a version from now on */
 	return WC_OK;
 }
 

@@ -160,7 +160,9 @@ int			wc_db_refresh_full(wc_db *db, wc_err *err);
 /* Appends the closing marker (an empty batch) to lm, which must be the active log;
  * caller holds the write lock. */
 int			wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err);
-wc_version *wc_db_version(wc_db *db);	/* current version, referenced */
+/* The current version, referenced; rebuilt when the state changed.  NULL with err
+ * set when out of memory. */
+wc_version *wc_db_version(wc_db *db, wc_err *err);
 void		wc_version_unref(wc_version *v);
 const wc_family *wc_db_family(const wc_db *db, const uint8_t *name, size_t len);
 int			wc_db_lock(wc_db *db, int byte, bool wait, wc_err *err);

@@ -630,10 +630,10 @@ wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
 	scan->opts = opts;
 	scan->until_check = INTERRUPT_EVERY;
 	scan->last = -1;
-	if ((scan->v = wc_db_version(db)) == NULL)
+	if ((scan->v = wc_db_version(db, err)) == NULL)
 	{
 		free(scan);
-		return wc_err_set(err, WC_INVALID, "the store was never refreshed");
+		return err->code;
 	}
 	scan->trunc = scan->v->truncate_seq;
 	scan->pend_max = wc_batch_pending_seq_now();
