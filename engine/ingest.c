@@ -102,6 +102,17 @@ wc_ingest_decode(const uint8_t *payload, size_t len, wc_ingest_record *r, wc_err
 			break;
 		memcpy(r->files[i].family, p, flen);
 		p += flen;
+		for (uint32_t j = 0; j < i; j++)
+			if (r->files[j].number == r->files[i].number ||
+				strcmp(r->files[j].family, r->files[i].family) == 0)
+			{
+				int			dup = (int) j;
+
+				wc_ingest_record_clear(r);
+				return wc_err_set(err, WC_CORRUPT,
+								  "ingest record file entry %u repeats the file number or family of entry %d",
+								  i, dup);
+			}
 		r->nfiles++;
 	}
 	if (r->nfiles != (int) nfiles || p != end)

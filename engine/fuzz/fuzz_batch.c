@@ -49,6 +49,10 @@ check_ingest(const uint8_t *data, size_t size)
 		size_t		flen = strlen(r.files[i].family);
 
 		FUZZ_ASSERT(flen >= 1 && flen <= WC_MAX_FAMILY, "family %d of %zu bytes", i, flen);
+		for (int j = 0; j < i; j++)
+			FUZZ_ASSERT(r.files[j].number != r.files[i].number &&
+						strcmp(r.files[j].family, r.files[i].family) != 0,
+						"files %d and %d share a number or family", j, i);
 	}
 	FUZZ_ASSERT(wc_ingest_encode(&r, &buf, &len, &err) == WC_OK, "re-encode: %s", err.msg);
 	FUZZ_ASSERT(wc_ingest_is_record(buf, len), "the re-encoded payload is not an ingest record");

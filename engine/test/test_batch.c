@@ -10,6 +10,7 @@
 #include "cell.h"
 #include "coding.h"
 #include "err.h"
+#include "ingest.h"
 #include "testutil.h"
 
 static uint64_t rnd = 99;
@@ -634,6 +635,71 @@ test_damage(void)
 	wc_batch_free(b);
 }
 
+/* Ingest record payloads (ingest.h, FORMAT.md "Ingest records"). */
+static void
+test_ingest_payload(void)
+{
+	wc_ingest_file files[3] = {{12, "anchor"}, {13, "contents"}, {14, "people"}};
+	wc_ingest_record r = {1000, 733, 50, 3, files},
+				got;
+	uint8_t    *buf;
+	size_t		len;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_ingest_encode(&r, &buf, &len, &err), &err);
+	CHECK(wc_ingest_is_record(buf, len), "flagged");
+	CHECK(len == 8 + 8 + 1 + 1 + 3 * 9 + 6 + 8 + 6, "%zu bytes", len);
+	CHECK_OK(wc_ingest_decode(buf, len, &got, &err), &err);
+	CHECK(got.seq_base == 1000 && got.tag == 733 && got.count == 50 && got.nfiles == 3 &&
+		  got.files[1].number == 13 && strcmp(got.files[2].family, "people") == 0, "round trip");
+	wc_ingest_record_clear(&got);
+	{
+		wc_batch_reader br;
+
+		/* a batch reader refuses it: the flag puts seq_base above the pending range */
+		CHECK(wc_batch_reader_init(&br, buf, len, &err) == WC_CORRUPT, "batch reader: %s", err.msg);
+	}
+	/* every truncation is refused, with nothing left allocated */
+	for (size_t cut = 0; cut < len; cut++)
+	{
+		wc_err_clear(&err);
+		CHECK(wc_ingest_decode(buf, cut, &got, &err) == WC_CORRUPT && got.files == NULL &&
+			  err.msg[0] != '\0', "cut at %zu: %s", cut, err.msg);
+	}
+	free(buf);
+
+	/* a repeated file number or family, and sequence ranges out of bounds */
+	{
+		struct
+		{
+			uint64_t	seq_base;
+			uint32_t	count;
+			uint64_t	n1;
+			const char *f1;
+		}			bad[] = {
+			{1000, 50, 12, "other"},		/* number of file 0 again */
+			{1000, 50, 99, "anchor"},		/* family of file 0 again */
+			{0, 50, 13, "contents"},		/* seq_base 0 */
+			{WC_SEQ_PENDING_BASE - 10, 50, 13, "contents"},	/* reaches the pending range */
+			{1000, 1, 13, "contents"},		/* two files for one entry */
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		{
+			wc_ingest_file f2[2] = {{12, "anchor"}, {bad[i].n1, ""}};
+			wc_ingest_record b2 = {bad[i].seq_base, 1, bad[i].count, 2, f2};
+
+			snprintf(f2[1].family, sizeof(f2[1].family), "%s", bad[i].f1);
+			wc_err_clear(&err);
+			CHECK_OK(wc_ingest_encode(&b2, &buf, &len, &err), &err);
+			CHECK(wc_ingest_decode(buf, len, &got, &err) == WC_CORRUPT && got.files == NULL,
+				  "bad record %zu refused: %s", i, err.msg);
+			free(buf);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -643,5 +709,6 @@ main(void)
 	test_overlay();
 	test_append();
 	test_damage();
+	test_ingest_payload();
 	TEST_DONE();
 }
