@@ -51,7 +51,7 @@ BUILDLOG=$(mktemp /tmp/widecol-bench-build.XXXXXX)
 SRC=$(mktemp -d /tmp/widecol-bench-src.XXXXXX)
 wc_on_exit "rm -rf '$SRC'"
 if git -C "$WC_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
-    (cd "$WC_ROOT" && git ls-files -z -co --exclude-standard | tar --null -T - -cf -) | tar -xf - -C "$SRC"
+    (cd "$WC_ROOT" && git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -xf - -C "$SRC"
 else
     cp -a "$WC_ROOT/." "$SRC" && make -C "$SRC" clean PG_CONFIG="$PG_CONFIG" >/dev/null 2>&1 &&
         make -C "$SRC/engine" clean >/dev/null 2>&1

@@ -69,7 +69,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # --- snapshot ------------------------------------------------------------------------------
 if [ -n "$worktree" ]; then
     wc_say "snapshot: the working tree of $WC_ROOT (tracked + untracked files) -> $SRC"
-    (cd "$WC_ROOT" && git ls-files -z -c -o --exclude-standard | tar --null -T - -cf - 2>/dev/null) |
+    (cd "$WC_ROOT" && git ls-files -z -c -o --exclude-standard | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) |
         tar -xf - -C "$SRC" || wc_die "could not copy the working tree"
     echo "worktree of $(git -C "$WC_ROOT" rev-parse HEAD) + changes" >"$VG_DIR/logs/snapshot"
 else
