@@ -4,7 +4,8 @@
  *   bench [--num N] [--engines wc,leveldb,rocksdb] [--workloads LIST] [--dir DIR]
  *         [--value-size N] [--reads N] [--seeks N] [--batch N] [--seek-nexts N]
  *         [--cache-bytes N] [--write-buffer N] [--block-size N] [--bloom-bits N]
- *         [--wc-read auto|open|reset] [--wc-maintain-every N] [--repeat N]
+ *         [--wc-read auto|open|reset] [--wc-maintain thread|inline]
+ *         [--wc-maintain-every N] [--repeat N]
  *
  * Workloads (db_bench's, on 16-byte keys "%016d" and half-compressible values):
  *   fillseq     N puts in key order, one key per write, fresh store
@@ -96,6 +97,7 @@ static bench_config cfg = {
 	.seek_nexts = 100,
 	.wc_read = "auto",
 	.wc_maintain_every = 1000,
+	.wc_maintain_thread = true,
 };
 static uint64_t reads = 0;		/* 0 = num */
 static uint64_t seeks = 0;		/* 0 = num / 10 */
@@ -640,7 +642,8 @@ usage(void)
 			"usage: bench [--num N] [--engines wc,leveldb,rocksdb] [--workloads LIST] [--dir DIR]\n"
 			"             [--value-size N] [--reads N] [--seeks N] [--batch N] [--seek-nexts N]\n"
 			"             [--cache-bytes N] [--write-buffer N] [--block-size N] [--bloom-bits N]\n"
-			"             [--wc-read auto|open|reset] [--wc-maintain-every N] [--repeat N]\n"
+			"             [--wc-read auto|open|reset] [--wc-maintain thread|inline]\n"
+			"             [--wc-maintain-every N] [--repeat N]\n"
 			"workloads: fillseq,fillrandom,fillbatch,readrandom,seekrandom,readseq (the default, in order)\n");
 	exit(2);
 }
@@ -709,6 +712,7 @@ main(int argc, char **argv)
 		{"bloom-bits", required_argument, NULL, 'F'},
 		{"wc-read", required_argument, NULL, 'R'},
 		{"wc-maintain-every", required_argument, NULL, 'M'},
+		{"wc-maintain", required_argument, NULL, 'T'},
 		{"repeat", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
@@ -742,6 +746,11 @@ main(int argc, char **argv)
 				cfg.wc_read = optarg;
 				break;
 			case 'M': cfg.wc_maintain_every = (int) parse_num(optarg); break;
+			case 'T':
+				if (strcmp(optarg, "thread") && strcmp(optarg, "inline"))
+					usage();
+				cfg.wc_maintain_thread = strcmp(optarg, "thread") == 0;
+				break;
 			case 'P': repeat = (int) parse_num(optarg); break;
 			default: usage();
 		}

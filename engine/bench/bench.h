@@ -26,7 +26,8 @@ typedef struct bench_config
 	int			batch_size;		/* fillbatch */
 	int			seek_nexts;		/* cells read per seekrandom operation */
 	const char *wc_read;		/* ours, readrandom: "open", "reset" or "auto" */
-	int			wc_maintain_every;	/* ours: wc_db_maintain after this many writes */
+	int			wc_maintain_every;	/* ours, inline: wc_db_maintain after this many writes */
+	bool		wc_maintain_thread; /* ours: maintenance in a thread of its own (the default) */
 } bench_config;
 
 typedef struct bench_db bench_db;	/* each engine's own handle */

@@ -3,16 +3,24 @@
  *
  * A key is a rowkey; every cell goes to family "f" (lz4), empty qualifier,
  * timestamp 1.  A put is one wc_db_write of a one-cell batch (tag 0, no sync),
- * the same unit of work as LevelDB's Put.  The engine has no background thread,
- * so the adapter calls wc_db_maintain (flush full logs, minor compactions) every
- * cfg->wc_maintain_every writes, inside the timed loop: that work is part of
- * what a fill costs here, while the peers do theirs on background threads.
+ * the same unit of work as LevelDB's Put.
+ *
+ * Maintenance (flushing full logs, minor compactions): the engine has no thread
+ * of its own; whoever holds a handle runs wc_db_maintain.  In PostgreSQL that is
+ * any backend after a statement that wrote, so with several sessions it happens
+ * beside the writers, as the peers' background threads do it beside theirs.  By
+ * default (--wc-maintain thread) the adapter does the same: a thread with a
+ * handle of its own (the engine treats it as another process) runs
+ * wc_db_maintain in a loop while the fill runs.  --wc-maintain inline calls it in
+ * the writing thread every cfg->wc_maintain_every writes, inside the timed loop.
  */
 #include "bench.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "wc.h"
 
@@ -25,6 +33,12 @@ struct bench_db
 	wc_batch   *batch;
 	bench_config cfg;
 	uint64_t	writes;			/* since the last wc_db_maintain */
+
+	/* --wc-maintain thread: a second handle and the thread that maintains with it */
+	wc_db	   *mdb;
+	pthread_t	mthread;
+	int			mstop;			/* set (atomically) to stop the thread */
+	int			mfailed;		/* the thread stopped on an error */
 
 	/* readrandom: a point scan, reset per read or opened per read */
 	bool		use_reset;
@@ -56,15 +70,42 @@ static void
 wc_describe(const bench_config *cfg, char *buf, size_t len)
 {
 	char		block[32];
+	char		maint[64];
 
+	if (cfg->wc_maintain_thread)
+		snprintf(maint, sizeof(maint), "wc_db_maintain in a thread of its own");
+	else
+		snprintf(maint, sizeof(maint), "wc_db_maintain every %d writes", cfg->wc_maintain_every);
 	if (cfg->block_size)
 		snprintf(block, sizeof(block), "%zu", cfg->block_size);
 	else
 		snprintf(block, sizeof(block), "default (wc.h)");
 	snprintf(buf, len,
 			 "lz4, log_switch_bytes %zu, block %s, bloom %d bits/key, no block cache "
-			 "(OS page cache + per-iterator blocks), wc_db_maintain every %d writes",
-			 cfg->write_buffer, block, cfg->bloom_bits, cfg->wc_maintain_every);
+			 "(OS page cache + per-iterator blocks), %s",
+			 cfg->write_buffer, block, cfg->bloom_bits, maint);
+}
+
+static void *
+maintain_loop(void *arg)
+{
+	bench_db   *b = arg;
+	wc_err		err;
+
+	while (!__atomic_load_n(&b->mstop, __ATOMIC_ACQUIRE))
+	{
+		struct timespec pause = {0, 1000000};	/* 1 ms between rounds */
+
+		wc_err_clear(&err);
+		if (wc_db_maintain(b->mdb, &err) != WC_OK)
+		{
+			fail("maintain (thread)", &err);
+			__atomic_store_n(&b->mfailed, 1, __ATOMIC_RELEASE);
+			break;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
 }
 
 static int
@@ -96,6 +137,27 @@ wc_open(const char *dir, const bench_config *cfg, bench_db **out)
 		free(b);
 		return -1;
 	}
+	if (cfg->wc_maintain_thread)
+	{
+		/* the handle opens in this thread: the engine's lazy one-time setup
+		 * (CRC tables) is done before the second thread exists */
+		if (wc_db_open(dir, &o, &b->mdb, &err) != WC_OK)
+		{
+			wc_batch_free(b->batch);
+			wc_db_close(b->db);
+			free(b);
+			return fail("open (maintenance handle)", &err);
+		}
+		if (pthread_create(&b->mthread, NULL, maintain_loop, b) != 0)
+		{
+			wc_db_close(b->mdb);
+			wc_batch_free(b->batch);
+			wc_db_close(b->db);
+			free(b);
+			fprintf(stderr, "widecol: cannot start the maintenance thread\n");
+			return -1;
+		}
+	}
 	*out = b;
 	return 0;
 }
@@ -103,6 +165,12 @@ wc_open(const char *dir, const bench_config *cfg, bench_db **out)
 static void
 wc_close(bench_db *b)
 {
+	if (b->mdb)
+	{
+		__atomic_store_n(&b->mstop, 1, __ATOMIC_RELEASE);
+		pthread_join(b->mthread, NULL);
+		wc_db_close(b->mdb);
+	}
 	wc_scan_close(b->point_scan);
 	wc_scan_close(b->seek_scan);
 	wc_batch_free(b->batch);
@@ -126,6 +194,8 @@ after_write(bench_db *b)
 {
 	wc_err		err;
 
+	if (b->mdb)
+		return __atomic_load_n(&b->mfailed, __ATOMIC_ACQUIRE) ? -1 : 0;
 	if (++b->writes < (uint64_t) b->cfg.wc_maintain_every)
 		return 0;
 	b->writes = 0;
