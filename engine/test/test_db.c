@@ -8,6 +8,7 @@
 
 #include "testutil.h"
 #include "../cell.h"
+#include "../env.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -18,14 +19,14 @@ static wc_family_opts fams3[] = {
 };
 
 /* Transaction states for the resolver: tag t is tag_state[t] (0 = committed). */
-static wc_txn_state tag_state[64];
+static wc_txn_state tag_state[256];
 
 static int
 resolve_tag(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err)
 {
 	(void) arg;
 	(void) err;
-	*state = tag < 64 ? tag_state[tag] : WC_TXN_COMMITTED;
+	*state = tag < 256 ? tag_state[tag] : WC_TXN_COMMITTED;
 	return WC_OK;
 }
 
@@ -802,6 +803,97 @@ test_ingest(void)
 	test_rmdir(dir);
 }
 
+/*
+ * A bulk write whose Nth write fails, for N = 1..40: a write that fails does so
+ * cleanly (no space) and leaves no sorted file behind, whichever of its files
+ * the fault hit; the committed ones stay readable throughout, through
+ * compactions and a reopen.
+ */
+static void
+test_ingest_faults(void)
+{
+	char	   *dir = test_tmpdir("ingest-faults");
+	wc_db	   *db = open_db(dir, fams3, 3, 0);
+	wc_scan_opts o;
+	wc_batch   *b = wc_batch_new();
+	int			failures = 0,
+				successes = 0,
+				n;
+	wc_err		err;
+
+	wc_scan_opts_init(&o);
+	memset(tag_state, 0, sizeof(tag_state));
+	/* enough cells for several blocks in each of the three files */
+	for (int i = 0; i < 3000; i++)
+	{
+		char		row[16];
+
+		snprintf(row, sizeof(row), "r%05d", i);
+		put(b, fams3[i % 3].name, row, "q", 1, "a value of a few bytes, repeated, repeated");
+	}
+	/* one tag per try, as PostgreSQL gives every transaction its own id; the
+	 * faults past the calls a bulk write makes hit nothing */
+	for (n = 1; n <= 40; n++)
+	{
+		int			before = count_ssts(dir),
+					rc;
+		char	   *got = malloc(1 << 20);
+
+		tag_state[10 + n] = WC_TXN_IN_PROGRESS;
+		wc_fault_set(WC_FAULT_WRITE, n, ENOSPC);
+		wc_err_clear(&err);
+		rc = wc_db_write(db, &b, 1, (uint64_t) (10 + n), true, &err);
+		wc_fault_set(WC_FAULT_WRITE, 0, 0);
+		if (rc == WC_OK)
+		{
+			tag_state[10 + n] = WC_TXN_COMMITTED;
+			successes++;
+		}
+		else
+		{
+			failures++;
+			CHECK(rc == WC_NOSPACE && strstr(err.msg, "No space") != NULL,
+				  "write fault %d: rc=%d %s", n, rc, err.msg);
+			CHECK(count_ssts(dir) == before, "write fault %d: %d sorted files, %d before", n,
+				  count_ssts(dir), before);
+			/* the caller does not commit a failed write, and reopens the handle (a
+			 * failed manifest write makes it refuse writes), as the FDW does */
+			tag_state[10 + n] = WC_TXN_ABORTED;
+			wc_db_close(db);
+			db = open_db(dir, fams3, 3, 0);
+		}
+		CHECK_OK(wc_db_refresh(db, &err), &err);
+		render(db, &o, got, 1 << 20);
+		if (successes == 0)
+			CHECK(got[0] == '\0', "write fault %d: nothing visible: %.40s", n, got);
+		else
+			CHECK(strncmp(got, "r00000/anchor:q@1=", 18) == 0 && strstr(got, "r02999/people:q@1=") != NULL,
+				  "write fault %d: the committed writes visible: %.60s", n, got);
+		free(got);
+		if (n % 8 == 0)
+			CHECK_OK(wc_db_compact(db, &err), &err);
+	}
+	/* failing: the numbers' reservation, the log append and each of the three files */
+	CHECK(failures >= 5 && successes >= 30, "the sweep: %d writes failed, %d succeeded", failures,
+		  successes);
+	/* a reopened handle replays the log: the aborted tries are skipped */
+	wc_db_close(db);
+	db = open_db(dir, fams3, 3, 0);
+	{
+		char	   *got = malloc(1 << 20);
+
+		render(db, &o, got, 1 << 20);
+		CHECK(strncmp(got, "r00000/anchor:q@1=", 18) == 0 && strstr(got, "r02999/people:q@1=") != NULL,
+			  "after a reopen: %.60s", got);
+		free(got);
+	}
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	CHECK(count_ssts(dir) == 3, "three files after a compaction: %d", count_ssts(dir));
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -813,6 +905,7 @@ main(void)
 	open_ingest_bytes = 1;
 	test_model(true);
 	test_ingest();
+	test_ingest_faults();
 	open_ingest_bytes = 0;
 	TEST_DONE();
 }
