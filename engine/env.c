@@ -418,7 +418,12 @@ wc_file_unlock(wc_file *f, uint64_t byte, wc_err *err)
 bool
 wc_env_map_allowed(void)
 {
-	return !map_disabled && getenv("WIDECOL_NO_MMAP") == NULL;
+	/* read once: it is asked at every block read (getenv scans the environment) */
+	static int	no_mmap_env = -1;
+
+	if (no_mmap_env < 0)
+		no_mmap_env = getenv("WIDECOL_NO_MMAP") != NULL;
+	return !map_disabled && !no_mmap_env;
 }
 
 int

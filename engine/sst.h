@@ -6,8 +6,11 @@
  * (counts, rowkey/ts/seq ranges) that let a read skip the file.  Layout: FORMAT.md.
  *
  * A wc_sst is opened once per process and shared by the scans of that process
- * (reference counted).  Reads use pread; nothing is mapped, so a truncated or
- * damaged file yields WC_CORRUPT with file name and offset, never a crash.
+ * (reference counted).  The file is mapped read-only (sorted files never change
+ * once written); every block is checked against its CRC32C before use, so a
+ * damaged file yields WC_CORRUPT with file name and offset.  Only a file
+ * truncated by something else while mapped can fault (SIGBUS); WIDECOL_NO_MMAP=1
+ * makes every read a pread (DESIGN.md).
  */
 #ifndef WC_SST_H
 #define WC_SST_H

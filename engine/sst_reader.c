@@ -2,12 +2,15 @@
  * sst_reader.c -- opening, checking and iterating a sorted file (layout in
  * FORMAT.md, "Sorted files").
  *
- * wc_sst_open reads the footer and the three meta blocks (filter, properties,
- * index), checks every checksum and that the blocks tile the file exactly, and
- * keeps them in memory.  Data blocks are read with pread when an iterator needs
- * them; an iterator keeps its current block and reuses its buffers, so a seek
- * that stays within the loaded block costs no I/O.  Nothing is trusted before
- * its checksum is: a damaged file gives WC_CORRUPT naming the file and offset.
+ * wc_sst_open reads the footer, maps the file read-only, and checks the three
+ * meta blocks (filter, properties, index): every checksum, and that the blocks
+ * tile the file exactly.  The filter and the index are then used where they are
+ * mapped (they are stored plain); only the index's entry table is built.  Data
+ * blocks are read from the mapping when an iterator needs them (with pread when
+ * mapping is off, WIDECOL_NO_MMAP, or failed); an iterator keeps its current
+ * block and reuses its buffers, so a seek that stays within the loaded block
+ * costs nothing.  Nothing is trusted before its checksum is: a damaged file gives
+ * WC_CORRUPT naming the file and offset.
  */
 #include "sst.h"
 
@@ -42,13 +45,15 @@ struct wc_sst
 	uint64_t	file_size;
 	uint64_t	data_end;		/* where the data blocks end (the filter's offset) */
 	wc_sst_props props;
-	uint8_t    *filter;
+	const uint8_t *filter;
 	size_t		filter_len;
-	uint8_t    *index_buf;		/* the index block; keys point into it */
+	const uint8_t *index_buf;	/* the index block; keys point into it */
 	idx_entry  *index;
 	uint32_t	nblocks;
-	const uint8_t *map;			/* the data blocks mapped, or NULL (pread) */
+	const uint8_t *map;			/* the whole file mapped, or NULL (pread) */
 	size_t		map_len;
+	bool		filter_owned;	/* filter is malloc'd (else it lies in map) */
+	bool		index_owned;	/* index_buf is malloc'd (else it lies in map) */
 };
 
 /* A reusable buffer pair for reading blocks. */
@@ -159,32 +164,38 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 					  what, fname, (unsigned long long) off, type);
 }
 
-/* Reads a meta block into a malloc'd buffer of its own (*out, the caller frees it). */
+/*
+ * Reads and checks a meta block: *out points into the mapped file (meta blocks are
+ * stored plain), or, read with pread or decompressed, into a malloc'd buffer that
+ * the caller frees (*owned).
+ */
 static int
 read_meta(wc_sst *s, uint64_t off, uint64_t size, const char *what,
-		  uint8_t **out, size_t *len, wc_err *err)
+		  const uint8_t **out, size_t *len, bool *owned, wc_err *err)
 {
 	read_bufs	rb = {0};
 	const uint8_t *data;
 	int			rc = read_block(s, off, size, &rb, what, &data, len, err);
 
-	if (rc != WC_OK)
+	*owned = false;
+	if (rc == WC_OK && data == rb.plain)
 	{
+		*owned = true;			/* decompressed (meta blocks are written plain) */
 		free(rb.raw);
-		free(rb.plain);
-		return rc;
 	}
-	if (data == rb.raw)
+	else if (rc == WC_OK && data == rb.raw)
 	{
-		*out = rb.raw;
+		*owned = true;			/* read with pread */
 		free(rb.plain);
 	}
 	else
 	{
-		*out = rb.plain;
+		/* in the mapped file (or an error): no copy to keep */
 		free(rb.raw);
+		free(rb.plain);
 	}
-	return WC_OK;
+	*out = data;
+	return rc;
 }
 
 /* ---------------------------------------------------------------- open */
@@ -343,8 +354,10 @@ sst_free(wc_sst *s)
 	wc_file_unmap(s->map, s->map_len);
 	wc_file_close(&s->file);
 	wc_sst_props_clear(&s->props);
-	free(s->filter);
-	free(s->index_buf);
+	if (s->filter_owned)
+		free((uint8_t *) s->filter);
+	if (s->index_owned)
+		free((uint8_t *) s->index_buf);
 	free(s->index);
 	free(s);
 }
@@ -366,7 +379,8 @@ sst_load(wc_sst *s, wc_err *err)
 	uint32_t	version,
 				stored_crc,
 				crc;
-	uint8_t    *props_buf = NULL;
+	const uint8_t *props_buf = NULL;
+	bool		props_owned;
 	size_t		len;
 	int			rc;
 
@@ -414,31 +428,33 @@ sst_load(wc_sst *s, wc_err *err)
 						  (unsigned long long) index_off, (unsigned long long) index_size,
 						  (unsigned long long) s->file_size);
 	s->data_end = filter_off;
+	/* the whole file, whose size the footer just proved consistent: meta blocks are
+	 * stored plain, so the filter and the index are used where they are mapped */
+	s->map_len = (size_t) s->file_size;
+	if ((rc = wc_file_map(&s->file, s->map_len, &s->map, err)) != WC_OK)
+		return rc;
 
 	if ((rc = read_meta(s, filter_off, filter_size, "filter block", &s->filter,
-						&s->filter_len, err)) != WC_OK)
+						&s->filter_len, &s->filter_owned, err)) != WC_OK)
 		return rc;
 	if (!wc_bloom_valid(s->filter, s->filter_len))
 		return wc_err_set(err, WC_CORRUPT, "bad filter block in %s at offset %llu",
 						  fname, (unsigned long long) filter_off);
 
 	if ((rc = read_meta(s, props_off, props_size, "properties block", &props_buf,
-						&len, err)) != WC_OK)
+						&len, &props_owned, err)) != WC_OK)
 		return rc;
 	rc = decode_props(s, props_buf, len, props_off, err);
-	free(props_buf);
+	if (props_owned)
+		free((uint8_t *) props_buf);
 	if (rc != WC_OK)
 		return rc;
 	s->props.file_bytes = s->file_size;
 
 	if ((rc = read_meta(s, index_off, index_size, "index block", &s->index_buf,
-						&len, err)) != WC_OK)
+						&len, &s->index_owned, err)) != WC_OK)
 		return rc;
-	if ((rc = decode_index(s, len, index_off, err)) != WC_OK)
-		return rc;
-	/* the data blocks, whose extent the footer just proved to fit the file */
-	s->map_len = (size_t) s->data_end;
-	return wc_file_map(&s->file, s->map_len, &s->map, err);
+	return decode_index(s, len, index_off, err);
 }
 
 int
