@@ -680,6 +680,18 @@ wc_batch_reader_init(wc_batch_reader *r, const uint8_t *payload, size_t len, wc_
 	return WC_OK;
 }
 
+void
+wc_batch_reader_of(wc_batch_reader *r, const wc_batch *b, uint64_t seq_base)
+{
+	size_t		len;
+
+	memset(r, 0, sizeof(*r));
+	r->p = wc_batch_entries(b, &len);
+	r->end = r->p + len;
+	r->seq_base = seq_base;
+	r->count = (uint32_t) b->count;
+}
+
 int
 wc_batch_reader_next(wc_batch_reader *r, wc_batch_entry *e, wc_err *err)
 {

@@ -62,6 +62,9 @@ typedef struct wc_batch_reader
 /* Parses a payload header.  WC_CORRUPT (message says what) if malformed. */
 int			wc_batch_reader_init(wc_batch_reader *r, const uint8_t *payload, size_t len, wc_err *err);
 
+/* Positions r on b's own entries (no payload header), entry i numbered seq_base + i. */
+void		wc_batch_reader_of(wc_batch_reader *r, const wc_batch *b, uint64_t seq_base);
+
 /* Returns 1 with *e filled (pointing into the payload), 0 after the last entry,
  * or WC_CORRUPT if an entry is malformed or the payload has trailing bytes. */
 int			wc_batch_reader_next(wc_batch_reader *r, wc_batch_entry *e, wc_err *err);

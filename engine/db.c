@@ -1196,13 +1196,8 @@ apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8
 	for (int i = 0; i < n && rc == WC_OK; i++)
 	{
 		wc_batch_reader r;
-		size_t		len;
 
-		memset(&r, 0, sizeof(r));
-		r.p = wc_batch_entries(batches[i], &len);
-		r.end = r.p + len;
-		r.seq_base = seq_base;
-		r.count = (uint32_t) wc_batch_count(batches[i]);
+		wc_batch_reader_of(&r, batches[i], seq_base);
 		seq_base += r.count;
 		rc = apply_entries(db, lm, &r, err);
 	}
@@ -1447,39 +1442,32 @@ wc_file_info_free(wc_file_info *files, int n)
 	free(files);
 }
 
+/* Counts sorted file p in stats when it is of family (or family is NULL). */
+static void
+stats_add_file(wc_db_stats *stats, const wc_sst_props *p, const char *family)
+{
+	if (family && strcmp(family, p->family) != 0)
+		return;
+	stats->files++;
+	stats->file_cells += p->cells;
+	stats->file_bytes += p->file_bytes;
+	stats->raw_bytes += p->raw_bytes;
+	stats->distinct_rows_est += p->distinct_rows;
+}
+
 int
 wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err)
 {
 	memset(stats, 0, sizeof(*stats));
 	for (int i = 0; i < db->manifest.nfiles; i++)
-	{
-		const wc_sst_props *p = &db->manifest.files[i].props;
-
-		if (family && strcmp(family, p->family) != 0)
-			continue;
-		stats->files++;
-		stats->file_cells += p->cells;
-		stats->file_bytes += p->file_bytes;
-		stats->raw_bytes += p->raw_bytes;
-		stats->distinct_rows_est += p->distinct_rows;
-	}
+		stats_add_file(stats, &db->manifest.files[i].props, family);
 	for (int i = 0; i < db->nlogs; i++)
 	{
 		const wc_logmem *lm = db->logs[i];
 
 		stats->log_bytes += lm->valid_end;
 		for (int j = 0; j < lm->ningested; j++)
-		{
-			const wc_sst_props *p = wc_sst_get_props(lm->ingested[j].sst);
-
-			if (family && strcmp(family, p->family) != 0)
-				continue;
-			stats->files++;
-			stats->file_cells += p->cells;
-			stats->file_bytes += p->file_bytes;
-			stats->raw_bytes += p->raw_bytes;
-			stats->distinct_rows_est += p->distinct_rows;
-		}
+			stats_add_file(stats, wc_sst_get_props(lm->ingested[j].sst), family);
 		for (int j = 0; j < lm->nmem; j++)
 		{
 			if (family && strcmp(family, lm->mem[j].family) != 0)

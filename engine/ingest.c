@@ -217,14 +217,9 @@ wc_ingest_plan_new(wc_batch *const *batches, int n, wc_err *err)
 	{
 		wc_batch_reader r;
 		wc_batch_entry e;
-		size_t		len;
 		int			rc;
 
-		memset(&r, 0, sizeof(r));
-		r.p = wc_batch_entries(batches[b], &len);
-		r.end = r.p + len;
-		r.seq_base = index;
-		r.count = (uint32_t) wc_batch_count(batches[b]);
+		wc_batch_reader_of(&r, batches[b], index);
 		index += r.count;
 		while ((rc = wc_batch_reader_next(&r, &e, err)) == 1)
 		{
