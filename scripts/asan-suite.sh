@@ -72,12 +72,7 @@ restore_build() {
 }
 # a private copy of the server to install the sanitizer build into
 PGCOPY=$ASAN_DIR/pg
-mkdir -p "$PGCOPY/usr/lib/postgresql" "$PGCOPY/usr/share/postgresql"
-cp -a "/usr/lib/postgresql/$WC_PGVERSION" "$PGCOPY/usr/lib/postgresql/" &&
-cp -a "/usr/share/postgresql/$WC_PGVERSION" "$PGCOPY/usr/share/postgresql/" || wc_die "could not copy PostgreSQL"
-rm -f "$PGCOPY/usr/lib/postgresql/$WC_PGVERSION/lib/widecol_fdw.so"
-rm -rf "$PGCOPY/usr/lib/postgresql/$WC_PGVERSION/lib/bitcode/widecol_fdw"*
-export WC_PGCOPY_BIN=$PGCOPY/usr/lib/postgresql/$WC_PGVERSION/bin
+wc_copy_postgres "$PGCOPY" || wc_die "could not copy PostgreSQL"
 [ -n "$restore" ] && wc_on_exit 'cd "$WC_ROOT" && restore_build'
 
 # --- build -------------------------------------------------------------------------------

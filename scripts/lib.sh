@@ -129,6 +129,20 @@ wc_exit_trap() {
     exit $rc
 }
 
+# wc_copy_postgres DIR: a private copy of this PostgreSQL installation under DIR/usr (binaries,
+# libraries, share), without any widecol_fdw, to install a special build into with DESTDIR=DIR
+# (scripts/asan-suite.sh, scripts/valgrind-suite.sh); sets WC_PGCOPY_BIN to its bin directory.
+wc_copy_postgres() {
+    local dir=$1
+    mkdir -p "$dir/usr/lib/postgresql" "$dir/usr/share/postgresql" &&
+    cp -a "/usr/lib/postgresql/$WC_PGVERSION" "$dir/usr/lib/postgresql/" &&
+    cp -a "/usr/share/postgresql/$WC_PGVERSION" "$dir/usr/share/postgresql/" || return 1
+    rm -f "$dir/usr/lib/postgresql/$WC_PGVERSION/lib/widecol_fdw.so"
+    rm -rf "$dir/usr/lib/postgresql/$WC_PGVERSION/lib/bitcode/widecol_fdw"*
+    rm -f "$dir/usr/share/postgresql/$WC_PGVERSION/extension/widecol_fdw"*
+    export WC_PGCOPY_BIN=$dir/usr/lib/postgresql/$WC_PGVERSION/bin
+}
+
 # --- a throw-away cluster --------------------------------------------------------------------
 
 WC_CLUSTER_DIR=

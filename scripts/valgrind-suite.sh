@@ -82,13 +82,7 @@ chmod -R a+rX "$SRC"
 
 # --- a private copy of the server ----------------------------------------------------------
 PGCOPY=$VG_DIR/pg
-mkdir -p "$PGCOPY/usr/lib/postgresql" "$PGCOPY/usr/share/postgresql"
-cp -a "/usr/lib/postgresql/$WC_PGVERSION" "$PGCOPY/usr/lib/postgresql/" &&
-cp -a "/usr/share/postgresql/$WC_PGVERSION" "$PGCOPY/usr/share/postgresql/" || wc_die "could not copy PostgreSQL"
-rm -f "$PGCOPY/usr/lib/postgresql/$WC_PGVERSION/lib/widecol_fdw.so"
-rm -rf "$PGCOPY/usr/lib/postgresql/$WC_PGVERSION/lib/bitcode/widecol_fdw"*
-rm -f "$PGCOPY/usr/share/postgresql/$WC_PGVERSION/extension/widecol_fdw"*
-export WC_PGCOPY_BIN=$PGCOPY/usr/lib/postgresql/$WC_PGVERSION/bin
+wc_copy_postgres "$PGCOPY" || wc_die "could not copy PostgreSQL"
 
 # --- build -------------------------------------------------------------------------------
 VG_OPT=${VG_OPT:-"-O0 -g -fno-omit-frame-pointer"}
