@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # t/040_corruption.sh -- damaged store files are reported, never read as different rows.
 #
-# A table's store is given flushed and compacted sorted files (.sst), a log (.log) holding
-# several committed transactions, the last one the 'last-*' rows, and a MANIFEST.  The cluster
+# A table's store is given flushed and compacted sorted files (.sst), a bulk write (its sorted
+# files named only by an ingest record in a log that is not flushed yet, engine/ingest.h), a
+# log (.log) holding several committed transactions, the last one the 'last-*' rows, and a
+# MANIFEST.  The cluster
 # is stopped and the store copied.  Then, for each case, the pristine copy is put back, the
 # damage done (a byte flipped at a random offset of a file of one kind, a file truncated at a
 # random length, a file deleted), the cluster started and six queries run (a full scan, point
@@ -16,7 +18,7 @@
 # answer may be "pristine minus the last transaction".  Likewise the log is only truncated
 # inside its last record (a cut anywhere is a torn tail by the format's rules).
 # Counts: flips tried, detected (XX001), harmless (right rows), wrong (must be 0).
-# 10 flips per kind of file; 60 with WIDECOL_LONG=1.
+# 10 flips per kind of file (and 5 in the bulk write's files); 60 (30) with WIDECOL_LONG=1.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
@@ -36,6 +38,20 @@ wc_psql -c "CREATE FOREIGN TABLE c (rowkey text COLLATE \"C\", family text, qual
         -c "INSERT INTO c SELECT 'k' || lpad(i::text, 6, '0'), 'a', 's', i, 'flushed after compaction'
               FROM generate_series(1, 600, 7) i" \
         -c "SELECT widecol_flush('c')" >/dev/null || t_bail "create, fill, flush and compact a table"
+store=$(wc_psql -c "SELECT format('%s/base/%s/widecol_%s', current_setting('data_directory'),
+                                  (SELECT oid FROM pg_database WHERE datname = current_database()),
+                                  'c'::regclass::oid)")
+t_diag "store: $store"
+before_bulk=" $(cd "$store" && echo *.sst) "
+# a bulk write: its files are named by its ingest record only (the log it is in is not flushed:
+# no session flushes or runs maintenance after it)
+wc_psql -c "SET widecol_fdw.bulk_write_size = 0" \
+        -c "INSERT INTO c SELECT 'bulk-' || lpad(i::text, 3, '0'), f, 'q', 7, md5(i::text || f || 'bulk')
+              FROM generate_series(1, 80) i, unnest('{a,b}'::text[]) f" || t_bail "a bulk write"
+ingested=()
+for f in $(cd "$store" && echo *.sst); do
+    [[ "$before_bulk" == *" $f "* ]] || ingested+=("$f")
+done
 for g in 1 2 3 4 5; do
     wc_psql -c "INSERT INTO c SELECT 'g$g-' || lpad(i::text, 3, '0'), f, 'q', $g, 'log batch $g'
                   FROM generate_series(1, 10) i, unnest('{a,b}'::text[]) f" || t_bail "log batch $g"
@@ -43,14 +59,10 @@ done
 wc_psql -c "INSERT INTO c SELECT 'last-' || lpad(i::text, 3, '0'), 'b', 'q', 9, 'the last batch'
               FROM generate_series(1, 5) i" || t_bail "the last batch"
 
-store=$(wc_psql -c "SELECT format('%s/base/%s/widecol_%s', current_setting('data_directory'),
-                                  (SELECT oid FROM pg_database WHERE datname = current_database()),
-                                  'c'::regclass::oid)")
-t_diag "store: $store"
 
 # The queries, as WHERE conditions; each answers one md5 line.
 conds=("true" "rowkey = 'k000123'" "rowkey = 'g3-005'" "rowkey = 'last-003'"
-       "rowkey >= 'k000290' AND rowkey < 'k000420'" "family = 'b'")
+       "rowkey >= 'k000290' AND rowkey < 'k000420'" "family = 'b'" "rowkey = 'bulk-042'")
 query() {
     echo "SELECT md5(coalesce(string_agg(format('%s|%s|%s|%s|%s', rowkey, family, qualifier, ts, value),
                                          E'\n' ORDER BY rowkey, family, qualifier, ts), '-'))
@@ -75,8 +87,11 @@ ssts=(); logs=()
 for f in "$pristine_dir"/*.sst; do [ -e "$f" ] && ssts+=("$(basename "$f")"); done
 for f in "$pristine_dir"/*.log; do [ -e "$f" ] && logs+=("$(basename "$f")"); done
 t_diag "files: ${ssts[*]} ${logs[*]} MANIFEST"
+t_diag "the bulk write's files: ${ingested[*]}"
 t_ok "the store has at least two sorted files, a log and a MANIFEST" \
     test "${#ssts[@]}" -ge 2 -a "${#logs[@]}" -ge 1 -a -f "$pristine_dir/MANIFEST"
+t_ok "the bulk write made two files, named by a record of a live log (not by MANIFEST)" \
+    test "${#ingested[@]}" = 2 -a "${#logs[@]}" -ge 2
 active_log=${logs[${#logs[@]}-1]}
 
 size_of() { stat -c %s "$1"; }
@@ -157,6 +172,13 @@ for kind in sst log MANIFEST; do
     done
 done
 
+# --- flips in the bulk write's files
+for ((n = 0; n < nflips / 2; n++)); do
+    restore; f=${ingested[$(rnd ${#ingested[@]})]}; off=$(rnd "$(size_of "$store/$f")")
+    flip_byte "$store/$f" "$off"
+    check_case flip-bulk-sst "$f" "a flip in the bulk write's $f at $off" 0
+done
+
 # --- truncations: a sorted file and the manifest anywhere, the log inside its last record
 for ((n = 0; n < 3; n++)); do
     restore; f=${ssts[$(rnd ${#ssts[@]})]}; len=$(rnd "$(size_of "$store/$f")")
@@ -169,6 +191,8 @@ done
 
 # --- deletions
 restore; f=${ssts[$(rnd ${#ssts[@]})]}; rm -f "$store/$f"; check_case delete-sst "$f" "$f deleted" 0
+restore; f=${ingested[$(rnd ${#ingested[@]})]}; rm -f "$store/$f"
+check_case delete-bulk-sst "$f" "the bulk write's $f deleted" 0
 restore; rm -f "$store/$active_log"; check_case delete-log "$active_log" "$active_log deleted" 0
 restore; rm -f "$store/MANIFEST"; check_case delete-MANIFEST MANIFEST "MANIFEST deleted" 0
 
@@ -176,7 +200,8 @@ restore
 wc_cluster_restart || t_bail "the server starts with the pristine store"
 t_is "$(wc_psql -c "$(query true)")" "${pristine[0]}" "the pristine store put back reads as before"
 
-for k in flip-sst flip-log flip-MANIFEST truncate-sst truncate-MANIFEST truncate-log delete-sst delete-log delete-MANIFEST; do
+for k in flip-sst flip-log flip-MANIFEST flip-bulk-sst truncate-sst truncate-MANIFEST truncate-log \
+         delete-sst delete-bulk-sst delete-log delete-MANIFEST; do
     t_diag "$k: ${kind_tried[$k]:-0} tried, ${kind_detected[$k]:-0} detected (XX001), ${kind_harmless[$k]:-0} harmless, ${kind_wrong[$k]:-0} wrong"
 done
 t_ok "damage: $tried cases, $detected detected (XX001 naming the file), $harmless harmless ($torn of them a dropped torn tail), $wrong wrong" \
