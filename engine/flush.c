@@ -163,7 +163,20 @@ flush_set_ingest(wc_db *db, flush_set *fs, const uint8_t *payload, size_t len, w
 		if (sst != NULL)
 			wc_sst_ref(sst);
 		else if ((rc = wc_sst_open(db->dir, name, &sst, err)) != WC_OK)
+		{
+			/* the log is live and only its flush (we hold the flush lock) moves
+			 * its files: a missing one is lost */
+			if (rc == WC_NOT_FOUND)
+			{
+				char		detail[sizeof(err->msg)];
+
+				memcpy(detail, err->msg, sizeof(detail));
+				err->code = WC_OK;
+				rc = wc_err_set(err, WC_CORRUPT,
+								"a live log's ingest record names a missing file: %s", detail);
+			}
 			break;
+		}
 		fs->ingested[fs->ningested].number = numbers[i];
 		fs->ingested[fs->ningested++].sst = sst;
 	}
