@@ -82,7 +82,7 @@ show_missing() {
 expected=
 
 for ((r = 1; r <= rounds; r++)); do
-    R=$(printf 'r%02d' "$r")
+    R=$(printf 'r%03d' "$r")
     rm -f "$work"/*.out "$work"/*.err
     client_pids=()
 
@@ -159,14 +159,14 @@ for ((r = 1; r <= rounds; r++)); do
     a_single=$(acked single); a_multi=$(acked multi)
     t_diag "round $r: $how after $a_single one-cell and $a_multi 20-cell commits$( ((bulk)) && echo ' (bulk writes)')"
 
-    read -r n_single max_single <<<"$(wc_psql -F ' ' -c "SELECT count(*), coalesce(max(substr(rowkey, 5)::int), 0)
+    read -r n_single max_single <<<"$(wc_psql -F ' ' -c "SELECT count(*), coalesce(max(substr(rowkey, 6)::int), 0)
                                                        FROM kv WHERE rowkey LIKE '${R}s%'")"
     t_ok "round $r: every acknowledged one-cell commit is there, with no gap ($n_single rows, $a_single acked)" \
         test "$n_single" = "$max_single" -a "$n_single" -ge "$a_single" -a "$n_single" -le $((a_single + 1)) ||
         show_missing "${R}s" "$a_single"
 
     read -r n_ids n_bad <<<"$(wc_psql -F ' ' -c "SELECT count(*), count(*) FILTER (WHERE c <> 20)
-        FROM (SELECT substr(rowkey, 5) AS id, count(*) AS c FROM kv
+        FROM (SELECT substr(rowkey, 6) AS id, count(*) AS c FROM kv
               WHERE rowkey LIKE '${R}m%' OR rowkey LIKE '${R}n%' GROUP BY 1) s")"
     t_ok "round $r: 20-cell transactions are whole ($n_ids there, $a_multi acked, $n_bad partial)" \
         test "$n_bad" = 0 -a "$n_ids" -ge "$a_multi" -a "$n_ids" -le $((a_multi + 1)) ||
@@ -176,7 +176,7 @@ for ((r = 1; r <= rounds; r++)); do
         "round $r: nothing rolled back or left open appears"
 
     expected="$expected${R}m $((n_ids * 10)) ${R}n $((n_ids * 10)) ${R}s $n_single "
-    t_is "$(wc_psql -F ' ' -c "SELECT substr(rowkey, 1, 4), count(*) FROM kv GROUP BY 1 ORDER BY 1" | tr '\n' ' ')" \
+    t_is "$(wc_psql -F ' ' -c "SELECT substr(rowkey, 1, 5), count(*) FROM kv GROUP BY 1 ORDER BY 1" | tr '\n' ' ')" \
         "$expected" "round $r: every round so far reads as it did"
 done
 
@@ -185,12 +185,12 @@ t_ok "after the crashes, the table takes writes, flushes and compacts" \
     wc_psql -c "INSERT INTO kv VALUES ('zz', 'b', 'q', 7, 'after')" \
             -c "SELECT widecol_flush('kv')" -c "SELECT widecol_compact('kv')"
 expected="${expected}zz 1 "
-t_is "$(wc_psql -F ' ' -c "SELECT substr(rowkey, 1, 4), count(*) FROM kv GROUP BY 1 ORDER BY 1" | tr '\n' ' ')" \
+t_is "$(wc_psql -F ' ' -c "SELECT substr(rowkey, 1, 5), count(*) FROM kv GROUP BY 1 ORDER BY 1" | tr '\n' ' ')" \
     "$expected" "after a flush and a major compaction, every round still reads the same"
 
 wc_as_cluster_user "$WC_PGBIN/pg_ctl" -D "$WC_PGDATA" -m fast -w stop >/dev/null 2>&1
 wc_cluster_restart || t_bail "a clean restart"
-t_is "$(wc_psql -F ' ' -c "SELECT substr(rowkey, 1, 4), count(*) FROM kv GROUP BY 1 ORDER BY 1" | tr '\n' ' ')" \
+t_is "$(wc_psql -F ' ' -c "SELECT substr(rowkey, 1, 5), count(*) FROM kv GROUP BY 1 ORDER BY 1" | tr '\n' ' ')" \
     "$expected" "after a clean restart, every round still reads the same"
 t_ok "widecol_stats lists the store's files" \
     test "$(wc_psql -c "SELECT count(*) > 0 FROM widecol_stats('kv')")" = t
