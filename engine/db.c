@@ -632,7 +632,6 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 		size_t		len;
 		uint64_t	end;
 		wc_batch_reader r;
-		wc_ingest_record ir;
 		wc_txn_state state;
 
 		rc = wc_log_read(lm->reader, &payload, &len, &end, err);
@@ -640,21 +639,7 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 			return WC_OK;
 		if (rc < 0)
 			return rc;
-		if (wc_ingest_is_record(payload, len))
-		{
-			/* only the header matters here: seq_base, count and tag */
-			if ((rc = wc_ingest_decode(payload, len, &ir, err)) == WC_OK)
-			{
-				memset(&r, 0, sizeof(r));
-				r.seq_base = ir.seq_base;
-				r.count = ir.count;
-				r.tag = ir.tag;
-				wc_ingest_record_clear(&ir);
-			}
-		}
-		else
-			rc = wc_batch_reader_init(&r, payload, len, err);
-		if (rc != WC_OK)
+		if ((rc = wc_ingest_payload_header(payload, len, &r, err)) != WC_OK)
 		{
 			char		name[32];
 			char		detail[sizeof(err->msg)];

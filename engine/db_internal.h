@@ -195,6 +195,15 @@ int			wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len
 /* wc_db_write of a bulk write (ingest.h): tag nonzero, no truncate in the batches. */
 int			wc_db_write_ingest(wc_db *db, wc_batch *const *batches, int n, uint64_t count,
 							   uint64_t tag, bool sync, wc_err *err);
+/*
+ * Opens (or finds open) the files of the committed ingest record in payload, from
+ * log log_number, checks each against the record, and appends them, referenced, to
+ * (*files)[*nfiles..], all or none; *last_seq is the record's last sequence number.
+ * WC_NOT_FOUND when a file is missing: the caller decides what that means.
+ */
+int			wc_db_open_ingest(wc_db *db, uint64_t log_number, const uint8_t *payload,
+							  size_t len, wc_dbsst **files, int *nfiles, uint64_t *last_seq,
+							  wc_err *err);
 /* Opens the files of a committed ingest record into lm.  WC_NOT_FOUND when one is
  * missing: refresh() decides whether the view was stale or the store is damaged. */
 int			wc_db_apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len,

@@ -136,51 +136,26 @@ oom:
 	return NULL;
 }
 
-/* Opens the files of a committed ingest record into fs. */
+/* Opens the files of a committed ingest record of log number into fs. */
 static int
-flush_set_ingest(wc_db *db, flush_set *fs, const uint8_t *payload, size_t len, wc_err *err)
+flush_set_ingest(wc_db *db, uint64_t number, flush_set *fs, const uint8_t *payload, size_t len,
+				 wc_err *err)
 {
-	uint64_t   *numbers;
-	int			n,
-				rc;
-	wc_dbsst   *grown;
+	uint64_t	last_seq;
+	int			rc = wc_db_open_ingest(db, number, payload, len, &fs->ingested,
+									   &fs->ningested, &last_seq, err);
 
-	if ((rc = wc_db_ingest_numbers(payload, len, &numbers, &n, err)) != WC_OK)
-		return rc;
-	grown = realloc(fs->ingested, sizeof(wc_dbsst) * (size_t) (fs->ningested + n));
-	if (grown == NULL)
+	/* the log is live and only its flush (we hold the flush lock) moves its files:
+	 * a missing one is lost */
+	if (rc == WC_NOT_FOUND)
 	{
-		free(numbers);
-		return wc_err_set(err, WC_NOMEM, "out of memory");
-	}
-	fs->ingested = grown;
-	for (int i = 0; i < n && rc == WC_OK; i++)
-	{
-		wc_sst	   *sst = wc_db_find_sst(db, numbers[i]);
-		char		name[32];
+		char		detail[sizeof(err->msg)];
 
-		wc_file_name(name, sizeof(name), numbers[i], "sst");
-		if (sst != NULL)
-			wc_sst_ref(sst);
-		else if ((rc = wc_sst_open(db->dir, name, &sst, err)) != WC_OK)
-		{
-			/* the log is live and only its flush (we hold the flush lock) moves
-			 * its files: a missing one is lost */
-			if (rc == WC_NOT_FOUND)
-			{
-				char		detail[sizeof(err->msg)];
-
-				memcpy(detail, err->msg, sizeof(detail));
-				err->code = WC_OK;
-				rc = wc_err_set(err, WC_CORRUPT,
-								"a live log's ingest record names a missing file: %s", detail);
-			}
-			break;
-		}
-		fs->ingested[fs->ningested].number = numbers[i];
-		fs->ingested[fs->ningested++].sst = sst;
+		memcpy(detail, err->msg, sizeof(detail));
+		err->code = WC_OK;
+		rc = wc_err_set(err, WC_CORRUPT, "a live log's ingest record names a missing file: %s",
+						detail);
 	}
-	free(numbers);
 	return rc;
 }
 
@@ -217,19 +192,7 @@ load_log(wc_db *db, uint64_t number, bool wait, flush_set *fs, wc_err *err)
 		rc = wc_log_read(r, &payload, &len, &end, err);
 		if (rc <= 0)
 			break;
-		if (wc_ingest_is_record(payload, len))
-		{
-			wc_ingest_record ir;
-
-			if ((rc = wc_ingest_decode(payload, len, &ir, err)) != WC_OK)
-				goto out;
-			memset(&br, 0, sizeof(br));
-			br.seq_base = ir.seq_base;
-			br.count = ir.count;
-			br.tag = ir.tag;
-			wc_ingest_record_clear(&ir);
-		}
-		else if ((rc = wc_batch_reader_init(&br, payload, len, err)) != WC_OK)
+		if ((rc = wc_ingest_payload_header(payload, len, &br, err)) != WC_OK)
 			goto out;
 		if (br.count > 0 && br.seq_base + br.count - 1 > fs->max_seq)
 			fs->max_seq = br.seq_base + br.count - 1;
@@ -252,7 +215,7 @@ load_log(wc_db *db, uint64_t number, bool wait, flush_set *fs, wc_err *err)
 			continue;
 		if (wc_ingest_is_record(payload, len))
 		{
-			if ((rc = flush_set_ingest(db, fs, payload, len, err)) != WC_OK)
+			if ((rc = flush_set_ingest(db, number, fs, payload, len, err)) != WC_OK)
 				goto out;
 			continue;
 		}

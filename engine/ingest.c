@@ -403,7 +403,8 @@ out:
 }
 
 int
-wc_db_apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_err *err)
+wc_db_open_ingest(wc_db *db, uint64_t log_number, const uint8_t *payload, size_t len,
+				  wc_dbsst **files, int *nfiles, uint64_t *last_seq, wc_err *err)
 {
 	wc_ingest_record rec;
 	wc_dbsst   *grown;
@@ -412,13 +413,13 @@ wc_db_apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len,
 
 	if ((rc = wc_ingest_decode(payload, len, &rec, err)) != WC_OK)
 		return rc;
-	grown = realloc(lm->ingested, sizeof(wc_dbsst) * (size_t) (lm->ningested + rec.nfiles));
+	grown = realloc(*files, sizeof(wc_dbsst) * (size_t) (*nfiles + rec.nfiles));
 	if (grown == NULL)
 	{
 		wc_ingest_record_clear(&rec);
 		return wc_err_set(err, WC_NOMEM, "out of memory");
 	}
-	lm->ingested = grown;
+	*files = grown;
 	for (int i = 0; i < rec.nfiles && rc == WC_OK; i++)
 	{
 		char		name[32];
@@ -436,7 +437,7 @@ wc_db_apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len,
 		{
 			char		log[32];
 
-			wc_file_name(log, sizeof(log), lm->number, "log");
+			wc_file_name(log, sizeof(log), log_number, "log");
 			rc = wc_err_set(err, WC_CORRUPT,
 							"sorted file %s (family \"%s\", seqs %llu..%llu) is not what the ingest record in %s names (family \"%s\", seqs %llu..%llu)",
 							name, p->family, (unsigned long long) p->seq_min,
@@ -446,24 +447,56 @@ wc_db_apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len,
 			wc_sst_unref(sst);
 			break;
 		}
-		lm->ingested[lm->ningested + opened].number = rec.files[i].number;
-		lm->ingested[lm->ningested + opened].sst = sst;
+		(*files)[*nfiles + opened].number = rec.files[i].number;
+		(*files)[*nfiles + opened].sst = sst;
 		opened++;
 	}
 	if (rc != WC_OK)
 	{
 		for (int i = 0; i < opened; i++)
-			wc_sst_unref(lm->ingested[lm->ningested + i].sst);
+			wc_sst_unref((*files)[*nfiles + i].sst);
 	}
 	else
 	{
-		lm->ningested += opened;
-		if (rec.seq_base + rec.count - 1 > db->applied_seq)
-			db->applied_seq = rec.seq_base + rec.count - 1;
-		db->dirty = true;
+		*nfiles += opened;
+		*last_seq = rec.seq_base + rec.count - 1;
 	}
 	wc_ingest_record_clear(&rec);
 	return rc;
+}
+
+int
+wc_db_apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_err *err)
+{
+	uint64_t	last_seq;
+	int			rc = wc_db_open_ingest(db, lm->number, payload, len, &lm->ingested,
+									   &lm->ningested, &last_seq, err);
+
+	if (rc == WC_OK)
+	{
+		if (last_seq > db->applied_seq)
+			db->applied_seq = last_seq;
+		db->dirty = true;
+	}
+	return rc;
+}
+
+int
+wc_ingest_payload_header(const uint8_t *payload, size_t len, wc_batch_reader *r, wc_err *err)
+{
+	wc_ingest_record rec;
+	int			rc;
+
+	if (!wc_ingest_is_record(payload, len))
+		return wc_batch_reader_init(r, payload, len, err);
+	memset(r, 0, sizeof(*r));
+	if ((rc = wc_ingest_decode(payload, len, &rec, err)) != WC_OK)
+		return rc;
+	r->seq_base = rec.seq_base;
+	r->count = rec.count;
+	r->tag = rec.tag;
+	wc_ingest_record_clear(&rec);
+	return WC_OK;
 }
 
 int

@@ -56,6 +56,14 @@ int			wc_ingest_decode(const uint8_t *payload, size_t len, wc_ingest_record *r, 
 void		wc_ingest_record_clear(wc_ingest_record *r);
 
 /*
+ * The header of a log record payload of either kind: for a batch, r is ready for
+ * wc_batch_reader_next; for an ingest record, r holds its seq_base, count and tag
+ * and no entries.  WC_CORRUPT says what is wrong.
+ */
+int			wc_ingest_payload_header(const uint8_t *payload, size_t len, wc_batch_reader *r,
+									 wc_err *err);
+
+/*
  * The entries of batches[0..n-1] sorted per family, ready to be written: entry i
  * (counting across the batches, in order) will have sequence number seq_base + i.
  * Points into the batches, which must outlive it.
