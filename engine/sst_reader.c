@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <lz4.h>
 #include <stdlib.h>
+#include <endian.h>
 #include <string.h>
 
 #include "block.h"
@@ -50,6 +51,15 @@ struct wc_sst
 	const uint8_t *index_buf;	/* the index block; keys point into it */
 	idx_entry  *index;
 	uint32_t	nblocks;
+	/*
+	 * The index's rowkeys share their first pfx_skip bytes (index[0]'s row); pfx[i]
+	 * holds the next 8 bytes of block i's last rowkey, big-endian, zero-padded.  A
+	 * seek compares these first: a probe then touches one dense array instead of
+	 * an entry and its key bytes, apart in memory (on a large file, each a cache
+	 * miss); equal prefixes fall back to the whole key.
+	 */
+	uint64_t   *pfx;
+	uint32_t	pfx_skip;
 	const uint8_t *map;			/* the whole file mapped, or NULL (pread) */
 	size_t		map_len;
 	bool		filter_owned;	/* filter is malloc'd (else it lies in map) */
@@ -289,6 +299,45 @@ bad_index(wc_sst *s, uint64_t off, uint32_t entry, const char *why, wc_err *err)
 					  s->file.name, (unsigned long long) off, entry, why);
 }
 
+/* Up to 8 bytes of p[0..n-1] as a big-endian number, zero-padded on the right. */
+static inline uint64_t
+prefix8(const uint8_t *p, size_t n)
+{
+	uint64_t	v = 0;
+
+	if (n >= 8)
+	{
+		memcpy(&v, p, 8);
+		return be64toh(v);
+	}
+	for (size_t i = 0; i < 8; i++)
+		v = (v << 8) | (i < n ? p[i] : 0);
+	return v;
+}
+
+/* Fills s->pfx and s->pfx_skip from the decoded index (in key order). */
+static int
+build_prefixes(wc_sst *s, wc_err *err)
+{
+	const wc_cell *first,
+			   *last;
+	uint32_t	skip = 0;
+
+	if (s->nblocks == 0)
+		return WC_OK;
+	first = &s->index[0].key;
+	last = &s->index[s->nblocks - 1].key;
+	while (skip < first->row_len && skip < last->row_len && first->row[skip] == last->row[skip])
+		skip++;
+	if ((s->pfx = malloc(sizeof(uint64_t) * s->nblocks)) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory reading the index of %s", s->file.name);
+	/* every rowkey between first's and last's starts with their common bytes */
+	for (uint32_t i = 0; i < s->nblocks; i++)
+		s->pfx[i] = prefix8(s->index[i].key.row + skip, s->index[i].key.row_len - skip);
+	s->pfx_skip = skip;
+	return WC_OK;
+}
+
 static int
 decode_index(wc_sst *s, size_t len, uint64_t off, wc_err *err)
 {
@@ -345,7 +394,7 @@ decode_index(wc_sst *s, size_t len, uint64_t off, wc_err *err)
 	if (count > 0 && wc_row_cmp(s->index[count - 1].key.row, s->index[count - 1].key.row_len,
 								s->props.row_max, s->props.row_max_len) != 0)
 		return bad_index(s, off, s->nblocks, "last key differs from the largest rowkey", err);
-	return WC_OK;
+	return build_prefixes(s, err);
 }
 
 static void
@@ -359,6 +408,7 @@ sst_free(wc_sst *s)
 	if (s->index_owned)
 		free((uint8_t *) s->index_buf);
 	free(s->index);
+	free(s->pfx);
 	free(s);
 }
 
@@ -652,8 +702,36 @@ sst_iter_seek(wc_iter *base, const wc_cell *target)
 	uint32_t	lo = 0,
 				hi = it->sst->nblocks;
 
+	const wc_sst *s = it->sst;
+
 	it->bi.valid = false;
 	/* the first block whose last key is >= target */
+	if (s->pfx != NULL)
+	{
+		uint32_t	skip = s->pfx_skip;
+		size_t		n = target->row_len < skip ? target->row_len : skip;
+		int			c = memcmp(target->row, index[0].key.row, n);
+
+		if (c < 0 || (c == 0 && target->row_len < skip))
+			hi = 0;				/* before every rowkey of the file */
+		else if (c > 0)
+			lo = hi;			/* after every rowkey of the file */
+		else
+		{
+			uint64_t	tp = prefix8(target->row + skip, target->row_len - skip);
+
+			while (lo < hi)
+			{
+				uint32_t	mid = lo + (hi - lo) / 2;
+
+				if (s->pfx[mid] < tp ||
+					(s->pfx[mid] == tp && wc_cell_cmp(&index[mid].key, target) < 0))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+		}
+	}
 	while (lo < hi)
 	{
 		uint32_t	mid = lo + (hi - lo) / 2;

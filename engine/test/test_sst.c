@@ -19,6 +19,13 @@
 
 static uint64_t rng = 0x9e3779b97f4a7c15;
 
+/*
+ * When set, every row of make_cells starts with these bytes (the index's rowkeys
+ * then share a prefix, which seeks skip), and check_seeks also aims at rows that
+ * share only part of it.
+ */
+static const char *row_prefix = NULL;
+
 /* A cell that owns its bytes. */
 typedef struct ref_cell
 {
@@ -87,6 +94,17 @@ make_cells(int n, int nrows, bool long_rows)
 		/* rows sharing long prefixes exercise the prefix compression */
 		if (i > 1 && rlens[i] >= rlens[i - 1] && r % 3 == 0 && rlens[i - 1] > 0)
 			memcpy(rows[i], rows[i - 1], rlens[i - 1] - 1);
+		if (row_prefix != NULL)
+		{
+			size_t		pl = strlen(row_prefix);
+			uint8_t    *p = malloc(pl + rlens[i] + 1);
+
+			memcpy(p, row_prefix, pl);
+			memcpy(p + pl, rows[i], rlens[i]);
+			free(rows[i]);
+			rows[i] = p;
+			rlens[i] += pl;
+		}
 	}
 	for (int i = 0; i < n; i++)
 	{
@@ -212,7 +230,7 @@ check_seeks(wc_sst *s, const ref_cell *cells, int n, int tries)
 		int			pick = (int) (test_rand(&rng) % n);
 		int			want,
 					steps;
-		uint64_t	how = test_rand(&rng) % 5;
+		uint64_t	how = test_rand(&rng) % (row_prefix ? 7 : 5);
 
 		target = cells[pick].c;
 		if (how == 1)
@@ -241,6 +259,23 @@ check_seeks(wc_sst *s, const ref_cell *cells, int n, int tries)
 			target.ts = rand_ts();
 			target.seq = test_rand(&rng);
 			target.type = (uint8_t) (1 + test_rand(&rng) % 4);
+		}
+		else if (how >= 5)
+		{
+			/* part of the shared prefix, one byte changed or not, then a random tail */
+			size_t		pl = strlen(row_prefix);
+			size_t		keep = how == 5 ? test_rand(&rng) % (pl + 1) : pl;
+			size_t		tail = test_rand(&rng) % 12;
+
+			memcpy(rowbuf, row_prefix, keep);
+			if (keep > 0 && test_rand(&rng) % 3 == 0)
+				rowbuf[keep - 1] = (uint8_t) (rowbuf[keep - 1] + (test_rand(&rng) % 2 ? 1 : -1));
+			for (size_t j = 0; j < tail; j++)
+				rowbuf[keep + j] = (uint8_t) (test_rand(&rng) % 2 ? 'a' + test_rand(&rng) % 4 :
+											  test_rand(&rng) % 3);
+			target.row = rowbuf;
+			target.row_len = (uint32_t) (keep + tail);
+			wc_cell_row_start(&target, rowbuf, keep + tail);
 		}
 		want = lower_bound(cells, n, &target);
 		wc_iter_seek(it, &target);
@@ -804,6 +839,13 @@ main(void)
 		round_trip(dir, name, 1, 1, false, comp, 0);
 		snprintf(name, sizeof(name), "%06d.sst", ++k);
 		round_trip(dir, name, 20000, 20000, false, comp, 1);
+		/* every rowkey with the same first bytes: seeks compare what follows them */
+		row_prefix = "user0";
+		snprintf(name, sizeof(name), "%06d.sst", ++k);
+		round_trip(dir, name, 5000, 800, false, comp, 256);
+		snprintf(name, sizeof(name), "%06d.sst", ++k);
+		round_trip(dir, name, 8000, 3000, false, comp, 0);
+		row_prefix = NULL;
 	}
 	test_empty(dir);
 	test_bloom_rate(dir);
