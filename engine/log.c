@@ -36,6 +36,9 @@ static const uint8_t log_magic[8] = {'W', 'C', 'L', 'O', 'G', 0x0d, 0x0a, 0x1a};
 /* Bytes examined per read while scanning for a valid record. */
 #define SCAN_WINDOW			(1 << 20)
 
+/* Bytes a reader reads ahead: many small records per system call. */
+#define READ_AHEAD			(64 * 1024)
+
 struct wc_log_reader
 {
 	wc_file    *f;
@@ -43,6 +46,10 @@ struct wc_log_reader
 	uint64_t	size;			/* file size last seen; refreshed when short */
 	uint8_t    *buf;			/* payload of the last record, reused */
 	size_t		cap;
+	const uint8_t *payload;		/* the last record's payload: in buf or win */
+	uint8_t    *win;			/* READ_AHEAD bytes of the file read at win_start */
+	uint64_t	win_start;
+	size_t		win_len;
 };
 
 /* Why the record at an offset is not valid (for the corruption message). */
@@ -302,6 +309,7 @@ wc_log_reader_free(wc_log_reader *r)
 	if (r == NULL)
 		return;
 	free(r->buf);
+	free(r->win);
 	free(r);
 }
 
@@ -320,8 +328,56 @@ wc_log_reader_skip_to(wc_log_reader *r, uint64_t off)
 }
 
 /*
- * Tries to read the record at r->off into r->buf.  Returns 1 (valid, *len set),
- * 0 (invalid; *bad says why and *len is the claimed length) or an error.
+ * The record at r->off if the read-ahead window holds all of it and it is valid:
+ * returns 1 with r->payload and *len set.  Reads the window again (at r->off)
+ * once when the record starts beyond it or runs past its end.  Returns 0 when the
+ * record is larger than the window or is not whole and valid in the bytes read:
+ * read_record's own reads then decide, so nothing is judged damaged on bytes
+ * read for an earlier record.  Or an error.
+ */
+static int
+window_record(wc_log_reader *r, uint32_t *len, wc_err *err)
+{
+	for (int attempt = 0;; attempt++)
+	{
+		uint64_t	off = r->off;
+		size_t		got;
+		int			rc;
+
+		if (off >= r->win_start && off - r->win_start + LOG_RECORD_HEADER <= r->win_len)
+		{
+			const uint8_t *h = r->win + (off - r->win_start);
+			uint32_t	n = wc_get_fixed32(h + 4);
+
+			if (n <= READ_AHEAD - LOG_RECORD_HEADER &&
+				off - r->win_start + LOG_RECORD_HEADER + n <= r->win_len)
+			{
+				if (h[8] != LOG_TYPE_BATCH ||
+					wc_get_fixed32(h) != wc_crc32c(h + 4, 5 + (size_t) n))
+					return 0;
+				r->payload = h + LOG_RECORD_HEADER;
+				*len = n;
+				return 1;
+			}
+			if (n > READ_AHEAD - LOG_RECORD_HEADER)
+				return 0;
+		}
+		if (attempt == 1)
+			return 0;
+		if (r->win == NULL && (r->win = malloc(READ_AHEAD)) == NULL)
+			return 0;			/* read record by record */
+		r->win_len = 0;
+		if ((rc = wc_file_pread_some(r->f, r->win, READ_AHEAD, off, &got, err)) != WC_OK)
+			return rc;
+		r->win_start = off;
+		r->win_len = got;
+	}
+}
+
+/*
+ * Tries to read the record at r->off (into r->buf unless the read-ahead window
+ * holds it; r->payload points to it).  Returns 1 (valid, *len set), 0 (invalid;
+ * *bad says why and *len is the claimed length) or an error.
  */
 static int
 read_record(wc_log_reader *r, uint32_t *len, bad_record *bad, wc_err *err)
@@ -334,6 +390,8 @@ read_record(wc_log_reader *r, uint32_t *len, bad_record *bad, wc_err *err)
 
 	memset(bad, 0, sizeof(*bad));
 	*len = 0;
+	if ((rc = window_record(r, len, err)) != 0)
+		return rc;
 	if ((rc = wc_file_pread_some(r->f, h, sizeof(h), off, &got, err)) != WC_OK)
 		return rc;
 	if (got < sizeof(h))
@@ -393,6 +451,7 @@ read_record(wc_log_reader *r, uint32_t *len, bad_record *bad, wc_err *err)
 		return wc_err_set(err, WC_CORRUPT,
 						  "log record of unknown type %u in %s at offset %llu",
 						  h[8], r->f->name, (unsigned long long) off);
+	r->payload = r->buf;
 	return 1;
 }
 
@@ -450,7 +509,7 @@ wc_log_read(wc_log_reader *r, const uint8_t **payload, size_t *len,
 	}
 	if (rc != 1)
 		return rc;
-	*payload = r->buf;
+	*payload = r->payload;
 	*len = n;
 	r->off += LOG_RECORD_HEADER + (uint64_t) n;
 	*end = r->off;
