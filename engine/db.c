@@ -584,6 +584,7 @@ wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_e
 static int
 logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 {
+	uint64_t	size;
 	int			rc;
 
 	/* records whose transaction was in progress last time */
@@ -608,8 +609,7 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 	if (lm->closed)
 		return WC_OK;
 	{
-		uint64_t	number,
-					size;
+		uint64_t	number;
 
 		/* nothing appended since last time: no read at all, and when the shared
 		 * page knows where this log ends, not even a system call */
@@ -626,7 +626,12 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 				return WC_OK;
 		}
 	}
-	for (;;)
+	/*
+	 * Up to that size: whatever committed before this refresh began lies below
+	 * it.  Reading on would chase a writer appending meanwhile, a read per
+	 * record; the next refresh takes those records in one go.
+	 */
+	while (lm->valid_end < size)
 	{
 		const uint8_t *payload;
 		size_t		len;
@@ -675,6 +680,7 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 		}
 		lm->valid_end = end;
 	}
+	return WC_OK;
 }
 
 /* ---------------------------------------------------------------- versions */

@@ -131,6 +131,24 @@ wc_file_pread_some(wc_file *f, void *buf, size_t n, uint64_t off, size_t *got, w
 }
 
 int
+wc_file_pread_once(wc_file *f, void *buf, size_t n, uint64_t off, size_t *got, wc_err *err)
+{
+	ssize_t		r;
+
+	if (fault_hit(WC_FAULT_READ))
+		return wc_err_sys(err, "could not read file \"%s\" at offset %llu",
+						  f->name, (unsigned long long) off);
+	do
+		r = pread(f->fd, buf, n, (off_t) off);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return wc_err_sys(err, "could not read file \"%s\" at offset %llu",
+						  f->name, (unsigned long long) off);
+	*got = (size_t) r;
+	return WC_OK;
+}
+
+int
 wc_file_pread(wc_file *f, void *buf, size_t n, uint64_t off, wc_err *err)
 {
 	size_t		got;

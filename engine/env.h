@@ -40,6 +40,9 @@ int			wc_file_pread(wc_file *f, void *buf, size_t n, uint64_t off, wc_err *err);
 /* Reads up to n bytes at off; *got is what was read (0 at end of file). */
 int			wc_file_pread_some(wc_file *f, void *buf, size_t n, uint64_t off, size_t *got, wc_err *err);
 
+/* One read of up to n bytes at off (a file being appended to may give fewer). */
+int			wc_file_pread_once(wc_file *f, void *buf, size_t n, uint64_t off, size_t *got, wc_err *err);
+
 /* Writes all n bytes at off. */
 int			wc_file_pwrite(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err);
 

@@ -367,7 +367,8 @@ window_record(wc_log_reader *r, uint32_t *len, wc_err *err)
 		if (r->win == NULL && (r->win = malloc(READ_AHEAD)) == NULL)
 			return 0;			/* read record by record */
 		r->win_len = 0;
-		if ((rc = wc_file_pread_some(r->f, r->win, READ_AHEAD, off, &got, err)) != WC_OK)
+		/* one read: looping to fill the window would chase a concurrent writer */
+		if ((rc = wc_file_pread_once(r->f, r->win, READ_AHEAD, off, &got, err)) != WC_OK)
 			return rc;
 		r->win_start = off;
 		r->win_len = got;
