@@ -581,6 +581,33 @@ wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_e
 	return WC_OK;
 }
 
+/*
+ * The shared page does not know where the active log ends (it is rebuilt when a
+ * handle opens the store with no other handle on it, as a backend does after all
+ * others closed theirs), and lm, the active log, is read to its end: publish
+ * that end, so that later refreshes in every process need no fstat until the
+ * next write.  Only under the write lock (not waited for), and only if the file
+ * still ends there: then no writer can be appending and no torn tail is left.
+ */
+static void
+publish_log_end(wc_db *db, wc_logmem *lm)
+{
+	uint64_t	size,
+				number,
+				end;
+	wc_err		ignored;
+
+	if (db->nlogs == 0 || lm != db->logs[db->nlogs - 1] || lm->closed)
+		return;
+	wc_err_clear(&ignored);
+	if (wc_db_lock(db, WC_LOCK_WRITE, false, &ignored) != WC_OK)
+		return;
+	if (!shared_get_log(db, &number, &end) &&
+		wc_file_size(&lm->file, &size, &ignored) == WC_OK && size == lm->valid_end)
+		wc_db_shared_set_log(db, lm->number, size);
+	wc_db_unlock(db, WC_LOCK_WRITE);
+}
+
 static int
 logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 {
@@ -623,7 +650,10 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 			if ((rc = wc_file_size(&lm->file, &size, err)) != WC_OK)
 				return rc;
 			if (size <= lm->valid_end)
+			{
+				publish_log_end(db, lm);
 				return WC_OK;
+			}
 		}
 	}
 	/*

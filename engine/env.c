@@ -256,11 +256,20 @@ wc_file_sync(wc_file *f, bool full, wc_err *err)
 	return WC_OK;
 }
 
+static long size_calls;
+
+long
+wc_file_size_calls(void)
+{
+	return __atomic_load_n(&size_calls, __ATOMIC_RELAXED);
+}
+
 int
 wc_file_size(wc_file *f, uint64_t *size, wc_err *err)
 {
 	struct stat st;
 
+	__atomic_fetch_add(&size_calls, 1, __ATOMIC_RELAXED);
 	if (fstat(f->fd, &st) != 0)
 		return wc_err_sys(err, "could not stat file \"%s\"", f->name);
 	*size = (uint64_t) st.st_size;

@@ -133,4 +133,7 @@ void		wc_fault_set(wc_fault_kind kind, long n, int err_no);
 /* Number of calls of kind made so far (for sweeping a test over every call). */
 long		wc_fault_count(wc_fault_kind kind);
 
+/* Number of wc_file_size calls (fstat) made by this process so far (tests). */
+long		wc_file_size_calls(void);
+
 #endif

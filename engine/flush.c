@@ -64,6 +64,10 @@ wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err)
 	m.logs[m.nlogs++] = number;
 	/* on failure the new log stays: the manifest may name it (orphans are removed later) */
 	rc = wc_db_write_manifest(db, &m, err);
+	/* we hold the write lock: nobody can have appended to the new log yet, so
+	 * readers need not look at it until a writer publishes a new end */
+	if (rc == WC_OK)
+		wc_db_shared_set_log(db, number, WC_LOG_HEADER_SIZE);
 out:
 	wc_manifest_clear(&m);
 	wc_db_unlock(db, WC_LOCK_MANIFEST);

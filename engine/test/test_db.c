@@ -107,6 +107,57 @@ render(wc_db *db, const wc_scan_opts *opts, char *out, size_t size)
 	CHECK(strcmp(got_, (want)) == 0, "\n  got:  %s\n  want: %s", got_, (want)); \
 } while (0)
 
+/* ---------------------------------------------------------------- log end */
+
+/*
+ * A store opened anew (its shared page rebuilt) does not know where the active
+ * log ends, so a refresh looks at the file; once one has read it to its end and
+ * published that, refreshes make no fstat until a write, and a write by another
+ * handle is still seen.
+ */
+static void
+test_published_end(void)
+{
+	char	   *dir = test_tmpdir("logend");
+	wc_family_opts f1[] = {{.name = "f", .max_versions = 0}};
+	wc_db	   *db = open_db(dir, f1, 1, 0);
+	wc_db	   *other;
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts all;
+	wc_err		err;
+	long		before;
+
+	wc_scan_opts_init(&all);
+
+	put(b, "f", "r1", "q", 1, "v1");
+	write_batch(db, b);
+	wc_db_close(db);
+
+	db = open_db(dir, f1, 1, 0);	/* alone: the shared page is rebuilt */
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	before = wc_file_size_calls();
+	for (int i = 0; i < 5; i++)
+		CHECK_OK(wc_db_refresh(db, &err), &err);
+	CHECK(wc_file_size_calls() == before, "%ld fstat calls in 5 refreshes after the end was published",
+		  wc_file_size_calls() - before);
+
+	other = open_db(dir, f1, 1, 0);
+	put(b, "f", "r2", "q", 2, "v2");
+	write_batch(other, b);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	EXPECT_SCAN(db, &all, "r1/f:q@1=v1;r2/f:q@2=v2;");
+	before = wc_file_size_calls();
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	CHECK_OK(wc_db_refresh(other, &err), &err);
+	CHECK(wc_file_size_calls() == before, "fstat after a write published its end");
+
+	wc_db_close(other);
+	wc_db_close(db);
+	wc_batch_free(b);
+	test_rmdir(dir);
+}
+
 /* ---------------------------------------------------------------- webtable */
 
 static void
@@ -898,6 +949,7 @@ int
 main(void)
 {
 	t_name = "test_db";
+	test_published_end();
 	test_webtable();
 	test_deletes_and_retention();
 	test_pending_and_truncate();
