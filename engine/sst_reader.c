@@ -14,10 +14,10 @@
  */
 #include "sst.h"
 
+#include <endian.h>
 #include <limits.h>
 #include <lz4.h>
 #include <stdlib.h>
-#include <endian.h>
 #include <string.h>
 
 #include "block.h"
@@ -699,18 +699,17 @@ sst_iter_seek(wc_iter *base, const wc_cell *target)
 {
 	sst_iter   *it = (sst_iter *) base;
 	const idx_entry *index = it->sst->index;
-	uint32_t	lo = 0,
-				hi = it->sst->nblocks;
-
 	const wc_sst *s = it->sst;
+	uint32_t	lo = 0,
+				hi = s->nblocks;
 
 	it->bi.valid = false;
-	/* the first block whose last key is >= target */
-	if (s->pfx != NULL)
+	/* the first block whose last key is >= target (pfx is set when there are blocks) */
+	if (s->nblocks > 0)
 	{
 		uint32_t	skip = s->pfx_skip;
 		size_t		n = target->row_len < skip ? target->row_len : skip;
-		int			c = memcmp(target->row, index[0].key.row, n);
+		int			c = n > 0 ? memcmp(target->row, index[0].key.row, n) : 0;
 
 		if (c < 0 || (c == 0 && target->row_len < skip))
 			hi = 0;				/* before every rowkey of the file */
@@ -718,7 +717,8 @@ sst_iter_seek(wc_iter *base, const wc_cell *target)
 			lo = hi;			/* after every rowkey of the file */
 		else
 		{
-			uint64_t	tp = prefix8(target->row + skip, target->row_len - skip);
+			uint64_t	tp = target->row_len > skip ?
+				prefix8(target->row + skip, target->row_len - skip) : 0;
 
 			while (lo < hi)
 			{
@@ -731,15 +731,6 @@ sst_iter_seek(wc_iter *base, const wc_cell *target)
 					hi = mid;
 			}
 		}
-	}
-	while (lo < hi)
-	{
-		uint32_t	mid = lo + (hi - lo) / 2;
-
-		if (wc_cell_cmp(&index[mid].key, target) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
 	}
 	if (lo == it->sst->nblocks || !load_block(it, lo))
 		return;
