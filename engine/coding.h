@@ -116,4 +116,19 @@ wc_unzigzag(uint64_t v)
 	return (int64_t) (v >> 1) ^ -(int64_t) (v & 1);
 }
 
+/*
+ * The first 8 bytes of p[0..n-1] as a big-endian number, zero-padded on the
+ * right: a < b as numbers implies a < b as byte strings (equal numbers say
+ * nothing).  Sorted files' index search arrays (FORMAT.md, "Index block").
+ */
+static inline uint64_t
+wc_prefix64(const uint8_t *p, size_t n)
+{
+	uint64_t	v = 0;
+
+	for (size_t i = 0; i < 8; i++)
+		v = (v << 8) | (i < n ? p[i] : 0);
+	return v;
+}
+
 #endif

@@ -51,6 +51,8 @@ typedef struct wc_sst_build_opts
 	int			compression;	/* wc_compression */
 	size_t		block_bytes;	/* 0 = 16 KiB */
 	int			bloom_bits_per_key; /* 0 = 10 */
+	int			version;		/* format version written: 0 = WC_SST_VERSION; 1 (an
+								 * index without search arrays) for tests of old files */
 } wc_sst_build_opts;
 
 typedef struct wc_sst_builder wc_sst_builder;
@@ -87,11 +89,13 @@ typedef struct wc_sst wc_sst;
  * fixed32, crc32c fixed32 (over the stored bytes and the first 5 trailer bytes).
  */
 #define WC_SST_MAGIC			UINT64_C(0x57c0ff5e5a5d7e11)
-#define WC_SST_VERSION			1
+#define WC_SST_VERSION			2
+#define WC_SST_VERSION_OLDEST	1
 #define WC_SST_FOOTER_SIZE		64
 #define WC_SST_TRAILER_SIZE		9
 
-/* Opens and verifies the footer, index, filter and properties (one reference). */
+/* Opens the file and checks its footer, filter, properties and index (FORMAT.md, "What a
+ * reader checks"); one reference. */
 int			wc_sst_open(const char *dir, const char *name, wc_sst **out, wc_err *err);
 void		wc_sst_ref(wc_sst *s);
 void		wc_sst_unref(wc_sst *s);

@@ -48,6 +48,10 @@ struct wc_sst_builder
 	uint64_t	written;
 	bbuf		index;			/* index entries, without the count */
 	uint64_t	nindex;
+	bbuf		where;			/* per index entry: its offset in index, its rowkey's
+								 * offset and length (fixed32 each), for the search
+								 * arrays */
+	int			version;		/* of the format written */
 
 	/* the last entry added: ordering, distinct rows and index keys */
 	bbuf		last_row;
@@ -181,10 +185,16 @@ index_add(wc_sst_builder *b, uint64_t off, uint64_t size)
 
 	if (bbuf_reserve(&b->index, 10 * 5 + 8 + 1 + b->last_row.len + b->last_qual.len) != WC_OK)
 		return nomem(b);
+	if (bbuf_reserve(&b->where, 12) != WC_OK)
+		return nomem(b);
 	p = b->index.data + b->index.len;
+	wc_put_fixed32(b->where.data + b->where.len, (uint32_t) b->index.len);
 	p = wc_put_varint64(p, off);
 	p = wc_put_varint64(p, size);
 	p = wc_put_varint64(p, b->last_row.len);
+	wc_put_fixed32(b->where.data + b->where.len + 4, (uint32_t) (p - b->index.data));
+	wc_put_fixed32(b->where.data + b->where.len + 8, (uint32_t) b->last_row.len);
+	b->where.len += 12;
 	if (b->last_row.len > 0)
 		memcpy(p, b->last_row.data, b->last_row.len);
 	p += b->last_row.len;
@@ -261,6 +271,7 @@ wc_sst_builder_new(const char *dir, const char *name, const wc_sst_build_opts *o
 	}
 	b->file_open = true;
 	b->compression = opts->compression;
+	b->version = opts->version ? opts->version : WC_SST_VERSION;
 	b->block_bytes = opts->block_bytes ? opts->block_bytes : DEFAULT_BLOCK_BYTES;
 	wc_block_builder_init(&b->block);
 	wc_bloom_builder_init(&b->bloom, opts->bloom_bits_per_key);
@@ -413,6 +424,40 @@ encode_props(wc_sst_builder *b, bbuf *out)
 }
 
 /* Writes everything after the data blocks and makes the file durable. */
+/*
+ * Appends the search arrays of a version 2 index (FORMAT.md, "Index block") to
+ * meta, which holds the count (countlen bytes) and the entries and has room: per
+ * entry the 8 bytes of its rowkey after the prefix all rowkeys share, then per
+ * entry its offset in the block, then that prefix's length and the count.
+ */
+static void
+add_search_arrays(wc_sst_builder *b, bbuf *meta, size_t countlen)
+{
+	const uint8_t *w = b->where.data;
+	const uint8_t *ix = b->index.data;
+	uint8_t    *p = meta->data + meta->len;
+	uint32_t	skip = 0;
+
+	if (b->nindex > 0)
+	{
+		const uint8_t *first = ix + wc_get_fixed32(w + 4);
+		const uint8_t *last = ix + wc_get_fixed32(w + 12 * (b->nindex - 1) + 4);
+		uint32_t	flen = wc_get_fixed32(w + 8),
+					llen = wc_get_fixed32(w + 12 * (b->nindex - 1) + 8);
+
+		while (skip < flen && skip < llen && first[skip] == last[skip])
+			skip++;
+	}
+	for (uint64_t i = 0; i < b->nindex; i++, p += 8)
+		wc_put_fixed64(p, wc_prefix64(ix + wc_get_fixed32(w + 12 * i + 4) + skip,
+									  wc_get_fixed32(w + 12 * i + 8) - skip));
+	for (uint64_t i = 0; i < b->nindex; i++, p += 4)
+		wc_put_fixed32(p, (uint32_t) (countlen + wc_get_fixed32(w + 12 * i)));
+	wc_put_fixed32(p, skip);
+	wc_put_fixed32(p + 4, (uint32_t) b->nindex);
+	meta->len = (size_t) (p + 8 - meta->data);
+}
+
 static int
 finish_file(wc_sst_builder *b)
 {
@@ -465,11 +510,17 @@ finish_file(wc_sst_builder *b)
 		return rc;
 	}
 
-	/* index: the count, then the entries */
+	/* index: the count, the entries, then (version 2) the search arrays */
 	index_off = cur_offset(b);
 	countlen = (size_t) (wc_put_varint64(countbuf, b->nindex) - countbuf);
 	meta.len = 0;
-	if (bbuf_reserve(&meta, countlen + b->index.len) != WC_OK)
+	if (countlen + b->index.len + 12 * b->nindex + 8 > UINT32_MAX)
+	{
+		free(meta.data);
+		return wc_err_set(&b->err, WC_INVALID, "sorted file \"%s\" would have an index over 4 GiB",
+						  b->file.name);
+	}
+	if (bbuf_reserve(&meta, countlen + b->index.len + 12 * b->nindex + 8) != WC_OK)
 	{
 		free(meta.data);
 		return nomem(b);
@@ -478,6 +529,8 @@ finish_file(wc_sst_builder *b)
 	if (b->index.len > 0)
 		memcpy(meta.data + countlen, b->index.data, b->index.len);
 	meta.len = countlen + b->index.len;
+	if (b->version >= 2)
+		add_search_arrays(b, &meta, countlen);
 	rc = append_block(b, meta.data, meta.len, WC_COMPRESS_NONE, &index_size);
 	free(meta.data);
 	if (rc != WC_OK)
@@ -490,7 +543,7 @@ finish_file(wc_sst_builder *b)
 	wc_put_fixed64(footer + 24, props_size);
 	wc_put_fixed64(footer + 32, index_off);
 	wc_put_fixed64(footer + 40, index_size);
-	wc_put_fixed32(footer + 48, WC_SST_VERSION);
+	wc_put_fixed32(footer + 48, (uint32_t) b->version);
 	wc_put_fixed32(footer + 52, wc_crc32c(footer, 52));
 	wc_put_fixed64(footer + 56, WC_SST_MAGIC);
 	if (bbuf_reserve(&b->wbuf, sizeof(footer)) != WC_OK)
@@ -526,6 +579,7 @@ builder_free(wc_sst_builder *b, bool remove)
 	wc_bloom_builder_free(&b->bloom);
 	free(b->wbuf.data);
 	free(b->index.data);
+	free(b->where.data);
 	free(b->last_row.data);
 	free(b->last_qual.data);
 	wc_sst_props_clear(&b->props);
