@@ -386,15 +386,56 @@ common_prefix(const wc_cell *first, const wc_cell *last)
 	return n;
 }
 
-/* Version 1: decodes every entry, checks order and tiling, computes the prefixes. */
+/*
+ * Walks count index entries from p (just after the count) to end: each well
+ * formed, the blocks tiling the data area, the keys strictly increasing.  With
+ * out (version 1) it stores them there; without (version 2, verification) it
+ * checks each against the search arrays: its offset, its prefix, the common
+ * prefix.
+ */
+static int
+walk_index(wc_sst *s, const uint8_t *p, const uint8_t *end, uint32_t count, idx_entry *out,
+		   wc_err *err)
+{
+	uint64_t	expect = 0;
+	idx_entry	e,
+				prev = {0};
+	const char *why;
+
+	for (uint32_t i = 0; i < count; i++)
+	{
+		if (out == NULL &&
+			(uint32_t) (p - s->index_buf) != wc_get_fixed32(s->search_off + 4 * (size_t) i))
+			return bad_index(s, s->index_off, i, "entry offset differs from the search array", err);
+		if ((p = parse_index_entry(s, p, end, &e, &why)) == NULL)
+			return bad_index(s, s->index_off, i, why, err);
+		if (e.off != expect)
+			return bad_index(s, s->index_off, i, "block outside the data area or not contiguous", err);
+		expect = e.off + e.size + WC_SST_TRAILER_SIZE;
+		if (i > 0 && wc_cell_cmp(&prev.key, &e.key) >= 0)
+			return bad_index(s, s->index_off, i, "keys out of order", err);
+		if (out != NULL)
+			out[i] = e;
+		else if (e.key.row_len < s->pfx_skip || memcmp(e.key.row, s->pfx_row, s->pfx_skip) != 0 ||
+				 index_pfx(s, i) != wc_prefix64(e.key.row + s->pfx_skip, e.key.row_len - s->pfx_skip))
+			return bad_index(s, s->index_off, i, "rowkey prefix differs from the search array", err);
+		prev = e;
+	}
+	if (p != end)
+		return bad_index(s, s->index_off, count, "trailing bytes", err);
+	if (expect != s->data_end)
+		return bad_index(s, s->index_off, count, "the data blocks do not end where the filter starts", err);
+	return WC_OK;
+}
+
+/* Version 1: decodes every entry (walk_index), computes the prefixes. */
 static int
 decode_index_v1(wc_sst *s, size_t len, uint64_t off, wc_err *err)
 {
 	const uint8_t *p = s->index_buf;
 	const uint8_t *end = p + len;
 	uint64_t	count;
-	uint64_t	expect = 0;
-	const char *why;
+	int			rc;
 
 	/* an entry takes at least 13 bytes, which bounds the allocation */
 	if ((p = wc_get_varint64(p, end, &count)) == NULL || count > len / 13 ||
@@ -403,23 +444,9 @@ decode_index_v1(wc_sst *s, size_t len, uint64_t off, wc_err *err)
 	if ((s->index = calloc(count ? count : 1, sizeof(idx_entry))) == NULL ||
 		(s->pfx = malloc(sizeof(uint64_t) * (count ? count : 1))) == NULL)
 		return wc_err_set(err, WC_NOMEM, "out of memory reading the index of %s", s->file.name);
-	for (uint32_t i = 0; i < count; i++)
-	{
-		idx_entry  *e = &s->index[i];
-
-		if ((p = parse_index_entry(s, p, end, e, &why)) == NULL)
-			return bad_index(s, off, i, why, err);
-		if (e->off != expect)
-			return bad_index(s, off, i, "block outside the data area or not contiguous", err);
-		expect = e->off + e->size + WC_SST_TRAILER_SIZE;
-		if (i > 0 && wc_cell_cmp(&s->index[i - 1].key, &e->key) >= 0)
-			return bad_index(s, off, i, "keys out of order", err);
-		s->nblocks = i + 1;
-	}
-	if (p != end)
-		return bad_index(s, off, s->nblocks, "trailing bytes", err);
-	if (expect != s->data_end)
-		return bad_index(s, off, s->nblocks, "the data blocks do not end where the filter starts", err);
+	if ((rc = walk_index(s, p, end, (uint32_t) count, s->index, err)) != WC_OK)
+		return rc;
+	s->nblocks = (uint32_t) count;
 	if (count == 0)
 		return WC_OK;
 	if (wc_row_cmp(s->index[count - 1].key.row, s->index[count - 1].key.row_len,
@@ -928,47 +955,18 @@ verify_fail(wc_sst *s, const char *why, wc_err *err)
 					  s->file.name, why);
 }
 
-/*
- * What opening a version 2 file leaves unchecked in its index: every entry, in
- * order and tiling the data area, at the offset its search array gives, with
- * the prefix it gives, sharing the common prefix.
- */
+/* What opening a version 2 file leaves unchecked in its index: every entry (walk_index). */
 static int
 verify_index(wc_sst *s, wc_err *err)
 {
-	const uint8_t *p,
-			   *end = s->index_buf + s->entries_end;
-	uint64_t	count,
-				expect = 0;
-	idx_entry	e,
-				prev = {0};
-	const char *why;
+	uint64_t	count;
+	const uint8_t *p;
 
 	if (s->index != NULL)
 		return WC_OK;			/* version 1: all checked at open */
-	p = wc_get_varint64(s->index_buf, end, &count);
-	for (uint32_t i = 0; p != NULL && i < s->nblocks; i++)
-	{
-		if ((uint32_t) (p - s->index_buf) != wc_get_fixed32(s->search_off + 4 * (size_t) i))
-			return bad_index(s, s->index_off, i, "entry offset differs from the search array", err);
-		if ((p = parse_index_entry(s, p, end, &e, &why)) == NULL)
-			return bad_index(s, s->index_off, i, why, err);
-		if (e.off != expect)
-			return bad_index(s, s->index_off, i, "block outside the data area or not contiguous", err);
-		expect = e.off + e.size + WC_SST_TRAILER_SIZE;
-		if (i > 0 && wc_cell_cmp(&prev.key, &e.key) >= 0)
-			return bad_index(s, s->index_off, i, "keys out of order", err);
-		if (e.key.row_len < s->pfx_skip || memcmp(e.key.row, s->pfx_row, s->pfx_skip) != 0 ||
-			index_pfx(s, i) != wc_prefix64(e.key.row + s->pfx_skip, e.key.row_len - s->pfx_skip))
-			return bad_index(s, s->index_off, i, "rowkey prefix differs from the search array", err);
-		prev = e;
-	}
-	if (p != end)
-		return bad_index(s, s->index_off, s->nblocks, "trailing bytes", err);
-	if (expect != s->data_end)
-		return bad_index(s, s->index_off, s->nblocks,
-						 "the data blocks do not end where the filter starts", err);
-	return WC_OK;
+	/* the count was read at open */
+	p = wc_get_varint64(s->index_buf, s->index_buf + s->entries_end, &count);
+	return walk_index(s, p, s->index_buf + s->entries_end, s->nblocks, NULL, err);
 }
 
 int
