@@ -17,12 +17,18 @@
 #
 # Nothing here depends on what was installed by hand: the PostgreSQL binaries are the
 # ones of the postgresql-15 package, found through its own pg_config.
+#
+# WC_DESTDIR=DIR (optional): a private installation.  The package's PostgreSQL is copied
+# under DIR once (wc_copy_postgres), wc_build installs into it (make install DESTDIR=DIR)
+# and every cluster runs its binaries; the system's PostgreSQL is left alone, so several
+# builds can be tested at once on one machine.
 
 WC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WC_PGVERSION=15
-WC_PGBIN=/usr/lib/postgresql/$WC_PGVERSION/bin
-PG_CONFIG=$WC_PGBIN/pg_config
-export PG_CONFIG
+WC_DESTDIR=${WC_DESTDIR:-}
+WC_PGBIN=$WC_DESTDIR/usr/lib/postgresql/$WC_PGVERSION/bin
+PG_CONFIG=/usr/lib/postgresql/$WC_PGVERSION/bin/pg_config
+export PG_CONFIG WC_DESTDIR
 
 # What building and testing need, as Debian package names.
 WC_BUILD_PACKAGES=(build-essential postgresql-$WC_PGVERSION postgresql-server-dev-$WC_PGVERSION
@@ -87,9 +93,16 @@ wc_build() {
         cd "$WC_ROOT" || exit 1
         [ -z "$log" ] || exec >"$log" 2>&1
         # (no set -e: it does not work in a subshell whose status is tested)
+        if [ -n "$WC_DESTDIR" ] && [ ! -x "$WC_PGBIN/postgres" ]; then
+            wc_copy_postgres "$WC_DESTDIR" || exit 1
+        fi
         make -C engine -j"$jobs" &&
         make -j"$jobs" PG_CONFIG="$PG_CONFIG" &&
-        wc_as_root make install PG_CONFIG="$PG_CONFIG"
+        if [ -n "$WC_DESTDIR" ]; then
+            make install PG_CONFIG="$PG_CONFIG" DESTDIR="$WC_DESTDIR"
+        else
+            wc_as_root make install PG_CONFIG="$PG_CONFIG"
+        fi
     )
     local rc=$?
     if [ $rc -ne 0 ] && [ -n "$log" ]; then
