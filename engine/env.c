@@ -529,6 +529,26 @@ wc_buf_reserve(uint8_t **buf, size_t *cap, size_t need)
 	return true;
 }
 
+bool
+wc_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+	void	  **arr = (void **) arrp;
+	void	   *p;
+	size_t		c = *cap ? *cap : 8;
+
+	if (need <= *cap && *arr != NULL)
+		return true;
+	while (c < need && c <= SIZE_MAX / 2)
+		c *= 2;
+	if (c < need || elem == 0 || c > SIZE_MAX / elem)
+		return false;
+	if ((p = realloc(*arr, c * elem)) == NULL)
+		return false;
+	*arr = p;
+	*cap = c;
+	return true;
+}
+
 void
 wc_env_advise_huge(void *p, size_t len)
 {

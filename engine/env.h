@@ -108,6 +108,14 @@ int64_t		wc_env_monotonic_ms(void);
 bool		wc_buf_reserve(uint8_t **buf, size_t *cap, size_t need);
 
 /*
+ * The same for an array of elements of elem bytes: *arrp (a pointer to the array
+ * pointer) gets room for at least need elements, *cap counts elements, growth
+ * doubles from 8.  False when out of memory or when the size would overflow (the
+ * array is then unchanged).  Use: wc_array_reserve(&v, &cap, n + 1, sizeof(*v)).
+ */
+bool		wc_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
+
+/*
  * Asks the kernel to back the whole 2 MiB pages inside [p, p + len) with huge pages
  * (transparent huge pages in "madvise" mode): a buffer of hundreds of MiB filled
  * once, such as a bulk write's batch, then takes one page fault per 2 MiB instead

@@ -94,3 +94,28 @@ wc_err_sys(wc_err *err, const char *fmt,...)
 	errno = saved;
 	return code;
 }
+
+int
+wc_err_relabel(wc_err *err, int code, const char *fmt,...)
+{
+	char		old[sizeof(err->msg)];
+	va_list		ap;
+	size_t		len;
+	bool		had;
+
+	if (err == NULL)
+		return code;
+	had = err->code != WC_OK;
+	if (!had)
+		err->sys_errno = 0;
+	memcpy(old, err->msg, sizeof(old));
+	old[sizeof(old) - 1] = '\0';
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	len = strlen(err->msg);
+	if (had && len < sizeof(err->msg) - 1)
+		snprintf(err->msg + len, sizeof(err->msg) - len, ": %s", old);
+	return code;
+}

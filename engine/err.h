@@ -26,4 +26,12 @@ int			wc_err_set(wc_err *err, int code, const char *fmt,...) WC_PRINTF(3, 4);
  */
 int			wc_err_sys(wc_err *err, const char *fmt,...) WC_PRINTF(2, 3);
 
+/*
+ * Relabels the error already in err: its code becomes code and its message
+ * "<formatted>: <the old message>" (an ENOENT while opening a file a manifest
+ * names becomes WC_CORRUPT "MANIFEST lists a file that does not exist: ...").
+ * Returns code.  With no error recorded, records code and the formatted text.
+ */
+int			wc_err_relabel(wc_err *err, int code, const char *fmt,...) WC_PRINTF(3, 4);
+
 #endif
