@@ -16,6 +16,7 @@ OBJS = \
 	src/option.o \
 	src/optparse.o \
 	src/pushdown.o \
+	src/resolve.o \
 	src/scan.o \
 	src/store.o \
 	src/widecol_fdw.o \

@@ -12,7 +12,8 @@
  *		WC_NOMEM		53200 out_of_memory
  *		WC_FAILED		58030 io_error (the handle is reopened on next use)
  *		WC_NOT_FOUND	58P01 undefined_file
- *		WC_CALLBACK		the error our own callback caught, re-thrown
+ *		WC_CALLBACK		the error our own callback caught, kept here by
+ *						wcfdw_catch_callback_error, re-thrown
  *
  * errmsg is short ("could not read store of foreign table \"t\""), errdetail
  * is the engine's complete message.
@@ -24,11 +25,35 @@
 #include <errno.h>
 
 #include "miscadmin.h"
+#include "utils/memutils.h"
 
 #include "widecol_fdw.h"
 
-/* set by the resolve callback (store.c) when it caught a PostgreSQL error */
-extern ErrorData *wcfdw_callback_error;
+/* the error a callback of ours caught (resolve.c), until it is re-thrown */
+static ErrorData *wcfdw_callback_error = NULL;
+
+/*
+ * wcfdw_catch_callback_error
+ *		In the PG_CATCH of a callback the engine called: keeps the error for
+ *		wcfdw_engine_error to re-throw once the engine has returned
+ *		WC_CALLBACK, clears the error state and returns the message
+ *
+ * oldcxt is the memory context the callback was called in.
+ */
+const char *
+wcfdw_catch_callback_error(MemoryContext oldcxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(TopMemoryContext);
+	edata = CopyErrorData();
+	FlushErrorState();
+	MemoryContextSwitchTo(oldcxt);
+	if (wcfdw_callback_error)
+		FreeErrorData(wcfdw_callback_error);
+	wcfdw_callback_error = edata;
+	return edata->message ? edata->message : "error";
+}
 
 /*
  * wcfdw_engine_error

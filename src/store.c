@@ -8,12 +8,9 @@
  * its options marks the entry stale; the next use re-reads the options and
  * either updates the family settings (wc_db_set_families) or, when the
  * directory changed (new server option, or a new table that reuses the OID),
- * reopens the store.  Handles are closed at backend exit.
- *
- * The engine calls back into PostgreSQL to learn whether a transaction
- * committed (wcfdw_resolve) and whether to stop (wcfdw_interrupt).  Neither
- * may longjmp through the engine: an error is caught, saved in
- * wcfdw_callback_error, and re-thrown by error.c once the engine returned.
+ * reopens the store.  Handles are closed at backend exit.  A store is opened
+ * with resolve.c's callbacks, through which the engine learns whether a
+ * transaction committed and whether to stop.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,12 +18,10 @@
 
 #include <sys/stat.h>
 
-#include "access/transam.h"
 #include "common/file_perm.h"
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
-#include "storage/procarray.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -37,83 +32,6 @@
 
 static HTAB *wcfdw_stores = NULL;
 static int	wcfdw_nscans_total = 0;
-
-ErrorData  *wcfdw_callback_error = NULL;
-
-/* ---------------------------------------------------------------- callbacks */
-
-/*
- * wcfdw_resolve_xid
- *		What became of the transaction whose FullTransactionId is tag
- *
- * As the heap does for xmin: our own and running transactions are in
- * progress, then the commit log decides.  A tag the clog can no longer answer
- * for (older than oldestClogXid) belonged to a transaction that finished long
- * ago; only a crash between our pre-commit write and the commit record makes
- * such a record aborted, so it is taken as committed.  A tag from the future
- * was never assigned in this cluster: aborted.
- */
-static wc_txn_state
-wcfdw_resolve_xid(uint64 tag)
-{
-	FullTransactionId fxid = FullTransactionIdFromU64(tag);
-	FullTransactionId next = ReadNextFullTransactionId();
-	TransactionId xid = XidFromFullTransactionId(fxid);
-
-	if (!FullTransactionIdPrecedes(fxid, next))
-		return WC_TXN_ABORTED;
-	if (U64FromFullTransactionId(next) - tag >= (uint64) (1U << 31))
-		return WC_TXN_COMMITTED;
-	if (!TransactionIdIsNormal(xid))
-		return (xid == FrozenTransactionId || xid == BootstrapTransactionId)
-			? WC_TXN_COMMITTED : WC_TXN_ABORTED;
-	if (TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid))
-		return WC_TXN_COMMITTED;
-	if (TransactionIdIsCurrentTransactionId(xid))
-		return WC_TXN_IN_PROGRESS;
-	if (TransactionIdIsInProgress(xid))
-		return WC_TXN_IN_PROGRESS;
-	if (TransactionIdDidCommit(xid))
-		return WC_TXN_COMMITTED;
-	return WC_TXN_ABORTED;
-}
-
-static int
-wcfdw_resolve(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err)
-{
-	MemoryContext oldcxt = CurrentMemoryContext;
-	volatile int rc = WC_OK;
-
-	PG_TRY();
-	{
-		*state = wcfdw_resolve_xid(tag);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(TopMemoryContext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		MemoryContextSwitchTo(oldcxt);
-		if (wcfdw_callback_error)
-			FreeErrorData(wcfdw_callback_error);
-		wcfdw_callback_error = edata;
-		err->code = WC_CALLBACK;
-		snprintf(err->msg, sizeof(err->msg),
-				 "could not resolve transaction " UINT64_FORMAT ": %s",
-				 (uint64) tag, edata->message ? edata->message : "error");
-		rc = WC_CALLBACK;
-	}
-	PG_END_TRY();
-	return rc;
-}
-
-static int
-wcfdw_interrupt(void *arg)
-{
-	return QueryCancelPending || ProcDiePending;
-}
 
 /* ---------------------------------------------------------------- the cache */
 

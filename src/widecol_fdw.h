@@ -14,6 +14,7 @@
  *		scan.c			executor scan callbacks, ANALYZE sampling
  *		modify.c		INSERT/UPDATE/DELETE/COPY/TRUNCATE callbacks
  *		store.c			per-backend cache of open stores
+ *		resolve.c		what the engine asks PostgreSQL: a transaction's fate
  *		xact.c			buffered writes per (sub)transaction, commit/abort
  *		ddl.c			DROP handling: store files removed at commit
  *		functions.c		widecol_flush/compact/stats
@@ -127,6 +128,13 @@ extern void wcfdw_engine_error(int elevel, int rc, const wc_err *err,
 		if (wcfdw_rc_ < 0) \
 			wcfdw_engine_error(ERROR, wcfdw_rc_, (err), (action), (relname)); \
 	} while (0)
+
+/* In the PG_CATCH of a callback the engine called (resolve.c). */
+extern const char *wcfdw_catch_callback_error(MemoryContext oldcxt);
+
+/* resolve.c: the callbacks a store is opened with (wc_open_opts) */
+extern int	wcfdw_resolve(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err);
+extern int	wcfdw_interrupt(void *arg);
 
 /* ---------------------------------------------------------------- stores */
 
