@@ -19,8 +19,7 @@ OBJS = \
 	src/resolve.o \
 	src/scan.o \
 	src/store.o \
-	src/widecol_fdw.o \
-	src/xact.o
+	src/widecol_fdw.o
 
 EXTENSION = widecol_fdw
 DATA = sql/widecol_fdw--1.0.sql

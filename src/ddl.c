@@ -6,7 +6,7 @@
  * The store of a table is a directory outside the catalogs, so PostgreSQL
  * does not know to remove it.  An object_access_hook sees every OAT_DROP of
  * a relation while the catalogs still describe it (its server, hence its
- * directory) and registers the directory with xact.c, which removes it at
+ * directory) and registers the directory with store.c, which removes it at
  * COMMIT and forgets it on ROLLBACK (or ROLLBACK TO a savepoint before the
  * DROP).
  *
@@ -101,7 +101,7 @@ wcfdw_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 
 		wcfdw_get_table_options(objectId, &opts);
 		path = wcfdw_store_path(objectId, opts.directory);
-		wcfdw_xact_register_drop(objectId, path);
+		wcfdw_store_drop_at_commit(objectId, path);
 		pfree(path);
 	}
 }

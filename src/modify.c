@@ -4,7 +4,7 @@
  *		  INSERT, UPDATE, DELETE, COPY FROM and TRUNCATE
  *
  * Nothing is written here: every change goes into the transaction's pending
- * batch for the store (xact.c) and reaches the disk at commit.  A cell
+ * batch for the store (store.c) and reaches the disk at commit.  A cell
  * version is identified by (rowkey, family, qualifier, ts); UPDATE and DELETE
  * get these from row identity columns and need them declared.
  *
@@ -354,7 +354,7 @@ widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
 	wcfdw_cell_from_slot(ms, slot, &c);
-	wcfdw_put(ms, wcfdw_write_batch(ms->store, ms->cid), &c);
+	wcfdw_put(ms, wcfdw_store_write_batch(ms->store, ms->cid), &c);
 	MemoryContextSwitchTo(old);
 	return wcfdw_fill_ts(ms, slot, &c);
 }
@@ -408,7 +408,7 @@ wcfdw_delete_version(WcFdwModifyState *ms, const WcFdwCellBytes *c)
 	int			rc;
 
 	wc_err_clear(&err);
-	rc = wc_batch_delete_version(wcfdw_write_batch(ms->store, ms->cid), c->fam, c->fam_len,
+	rc = wc_batch_delete_version(wcfdw_store_write_batch(ms->store, ms->cid), c->fam, c->fam_len,
 								 c->row, c->row_len, c->qual, c->qual_len, c->ts, &err);
 	wcfdw_check(rc, &err, "buffer a delete in the", RelationGetRelationName(ms->rel));
 }
@@ -495,7 +495,7 @@ widecolEndForeignModify(EState *estate, ResultRelInfo *rinfo)
 		int			rc;
 
 		wc_err_clear(&err);
-		rc = wc_batch_append(wcfdw_write_batch(ms->store, ms->cid), ms->deferred, &err);
+		rc = wc_batch_append(wcfdw_store_write_batch(ms->store, ms->cid), ms->deferred, &err);
 		wc_batch_free(ms->deferred);
 		ms->deferred = NULL;
 		wcfdw_check(rc, &err, "buffer a write to the", RelationGetRelationName(ms->rel));
@@ -521,7 +521,7 @@ widecolExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs)
 		int			rc;
 
 		wc_err_clear(&err);
-		rc = wc_batch_truncate(wcfdw_write_batch(store, GetCurrentCommandId(true)), &err);
+		rc = wc_batch_truncate(wcfdw_store_write_batch(store, GetCurrentCommandId(true)), &err);
 		wcfdw_check(rc, &err, "truncate the", RelationGetRelationName(rel));
 	}
 }

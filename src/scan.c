@@ -201,7 +201,7 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	ss->opts.ts_min = ss->keys.ts_min;
 	ss->opts.ts_max = ss->keys.ts_max;
 	ss->opts.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
-	pending = wcfdw_visible_batches(ss->store, ss->curcid, &npending);
+	pending = wcfdw_store_visible_batches(ss->store, ss->curcid, &npending);
 	ss->opts.pending = pending;
 	ss->opts.npending = npending;
 	MemoryContextSwitchTo(old);

@@ -1,16 +1,58 @@
 /*-------------------------------------------------------------------------
  *
  * store.c
- *		  Per-backend cache of open widecol stores, one per foreign table
+ *		  Per-backend cache of open widecol stores, their pending writes, and
+ *		  the transaction callbacks that commit or discard them
  *
- * A store is opened lazily on first use and kept open for the life of the
- * backend.  A relcache invalidation of the table (ALTER, DROP, ANALYZE) or of
- * its options marks the entry stale; the next use re-reads the options and
- * either updates the family settings (wc_db_set_families) or, when the
- * directory changed (new server option, or a new table that reuses the OID),
- * reopens the store.  Handles are closed at backend exit.  A store is opened
- * with resolve.c's callbacks, through which the engine learns whether a
- * transaction committed and whether to stop.
+ * One module owns a store's handle and the transaction's writes to it, as
+ * postgres_fdw's connection.c owns a connection and the remote transaction on
+ * it: one hash of WcFdwStore, one entry per foreign table, walked by no other
+ * file.  The executor gets an entry from wcfdw_store_get, writes into the
+ * batch wcfdw_store_write_batch returns and has a scan overlay what
+ * wcfdw_store_visible_batches returns; only this file edits the pending
+ * list, and it calls no file above it (only error.c, option.c, resolve.c).
+ *
+ * Why one owner rather than a transaction module beside a handle cache: the
+ * two need each other.  Opening the store of a table created by this
+ * transaction leaves a directory to remove if it aborts, and the batches an
+ * abort discards are freed when the last scan closes; split in two, each half
+ * would call the other.  And the next changes each land in one place.  The
+ * commit path is one function, wcfdw_pre_commit: a WAL record for each store
+ * write (replacing wcfdw_log_xid) goes there, next to the wc_db_write it
+ * describes.  The row locks that scans under a PostgreSQL snapshot will take
+ * are transaction state of a store, kept on the same entry and released by
+ * the same callbacks (how a tag resolves against a snapshot is resolve.c's).
+ *
+ * The cache.  A store is opened lazily on first use and kept open for the
+ * life of the backend.  A relcache invalidation of the table (ALTER, DROP,
+ * ANALYZE) or of its options marks the entry stale; the next use re-reads the
+ * options and either updates the family settings (wc_db_set_families) or,
+ * when the directory changed (new server option, or a new table that reuses
+ * the OID), reopens the store.  Handles are closed at backend exit.  A store
+ * is opened with resolve.c's callbacks, through which the engine learns
+ * whether a transaction committed and whether to stop.
+ *
+ * Pending writes.  Every INSERT/UPDATE/DELETE/TRUNCATE is buffered in this
+ * backend, in a list of wc_batch per store.  Each batch belongs to one
+ * subtransaction nesting level and one command id:
+ *
+ *	- a write goes to the last batch if it has the current level and command,
+ *	  else to a new one;
+ *	- a scan overlays the batches of earlier commands (cid < its snapshot's
+ *	  curcid), so a session sees its own writes from the next statement on,
+ *	  and an UPDATE never sees the rows it is writing;
+ *	- a subtransaction that commits hands its batches to its parent (they
+ *	  are relabelled, nothing is copied); one that aborts drops them;
+ *	- at PRE_COMMIT each store's batches go to disk in one atomic log record
+ *	  (wc_db_write), tagged with the top-level FullTransactionId, so readers
+ *	  resolve it through the commit log; nothing is written on abort.
+ *
+ * Batches that a scan may still point to (the executor of an aborted query
+ * is cleaned up after the abort callbacks) are freed once no scan is open.
+ *
+ * Store directories.  Those of tables dropped by the transaction (ddl.c
+ * registers them) are removed at COMMIT and forgotten on abort; those of
+ * tables created by a transaction that aborts are removed at ABORT.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,9 +60,12 @@
 
 #include <sys/stat.h>
 
-#include "common/file_perm.h"
+#include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "common/file_perm.h"
 #include "miscadmin.h"
+#include "replication/message.h"
 #include "storage/ipc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -30,8 +75,31 @@
 
 #include "widecol_fdw.h"
 
+/* A store directory to remove at the end of the transaction. */
+typedef struct WcFdwDirEntry
+{
+	Oid			relid;
+	char	   *path;
+	int			level;
+} WcFdwDirEntry;
+
 static HTAB *wcfdw_stores = NULL;
 static int	wcfdw_nscans_total = 0;
+
+/* finished batches a scan may still point to */
+static wc_batch **wcfdw_graveyard = NULL;
+static int	wcfdw_ngrave = 0;
+static int	wcfdw_maxgrave = 0;
+
+static List *wcfdw_drops = NIL;		/* removed at commit */
+static List *wcfdw_creates = NIL;	/* removed at abort */
+
+static void wcfdw_free_buried(void);
+static void wcfdw_register_dir(List **list, Oid relid, const char *path);
+static void wcfdw_store_drop(Oid relid, const char *path);
+static void wcfdw_xact_cb(XactEvent event, void *arg);
+static void wcfdw_subxact_cb(SubXactEvent event, SubTransactionId mySubid,
+							 SubTransactionId parentSubid, void *arg);
 
 /* ---------------------------------------------------------------- the cache */
 
@@ -85,6 +153,11 @@ wcfdw_store_exit(int code, Datum arg)
 	}
 }
 
+/*
+ * wcfdw_store_init
+ *		Registers the cache's invalidation and exit callbacks and the
+ *		transaction callbacks (at module load)
+ */
 void
 wcfdw_store_init(void)
 {
@@ -92,6 +165,8 @@ wcfdw_store_init(void)
 	CacheRegisterSyscacheCallback(FOREIGNTABLEREL, wcfdw_syscache_cb, (Datum) 0);
 	CacheRegisterSyscacheCallback(FOREIGNSERVEROID, wcfdw_syscache_cb, (Datum) 0);
 	on_proc_exit(wcfdw_store_exit, (Datum) 0);
+	RegisterXactCallback(wcfdw_xact_cb, NULL);
+	RegisterSubXactCallback(wcfdw_subxact_cb, NULL);
 }
 
 static HTAB *
@@ -109,19 +184,7 @@ wcfdw_get_hash(void)
 	return wcfdw_stores;
 }
 
-HTAB *
-wcfdw_store_hash(void)
-{
-	return wcfdw_stores;
-}
-
-int
-wcfdw_open_scans(void)
-{
-	return wcfdw_nscans_total;
-}
-
-WcFdwStore *
+static WcFdwStore *
 wcfdw_store_lookup(Oid relid)
 {
 	if (wcfdw_stores == NULL)
@@ -210,7 +273,7 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 			rc = wc_db_destroy(path, &err);
 			wcfdw_check(rc, &err, "remove the leftover", RelationGetRelationName(rel));
 		}
-		wcfdw_xact_register_create(RelationGetRelid(rel), path);
+		wcfdw_register_dir(&wcfdw_creates, RelationGetRelid(rel), path);
 	}
 
 	wcfdw_set_cached_families(s, opts);
@@ -249,7 +312,7 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 	s->refreshed_cxt = NULL;
 }
 
-void
+static void
 wcfdw_store_close(WcFdwStore *s)
 {
 	if (s->db && s->nscans == 0)
@@ -393,8 +456,13 @@ wcfdw_store_begin_statement(WcFdwStore *s, EState *estate)
 	s->refreshed_cxt = estate->es_query_cxt;
 }
 
-/* ---------------------------------------------------------------- scans, drops */
+/* ---------------------------------------------------------------- scans */
 
+/*
+ * wcfdw_store_scan_opened
+ *		A wc_scan of the store was opened: the handle and the batches it
+ *		overlays must stay until it is closed
+ */
 void
 wcfdw_store_scan_opened(WcFdwStore *s)
 {
@@ -402,6 +470,11 @@ wcfdw_store_scan_opened(WcFdwStore *s)
 	wcfdw_nscans_total++;
 }
 
+/*
+ * wcfdw_store_scan_closed
+ *		A wc_scan of the store was closed: a dropped store goes with its
+ *		last scan, buried batches with the last scan of the backend
+ */
 void
 wcfdw_store_scan_closed(WcFdwStore *s)
 {
@@ -411,7 +484,189 @@ wcfdw_store_scan_closed(WcFdwStore *s)
 	if (s->doomed && s->nscans == 0)
 		wcfdw_store_drop(s->relid, s->path);
 	if (wcfdw_nscans_total == 0)
-		wcfdw_xact_gc();
+		wcfdw_free_buried();
+}
+
+/* ---------------------------------------------------------------- pending writes */
+
+/*
+ * wcfdw_array_room
+ *		arr (a TopMemoryContext array of *max elements of elemsize, n used)
+ *		with room for one more: doubled when full, first elements at first
+ */
+static void *
+wcfdw_array_room(void *arr, int n, int *max, Size elemsize, int first)
+{
+	int			newmax;
+
+	if (n < *max)
+		return arr;
+	newmax = *max ? *max * 2 : first;
+	if (arr == NULL)
+		arr = MemoryContextAlloc(TopMemoryContext, newmax * elemsize);
+	else
+		arr = repalloc(arr, newmax * elemsize);
+	*max = newmax;
+	return arr;
+}
+
+/* A batch no transaction needs any more, freed once no scan is open. */
+static void
+wcfdw_bury(wc_batch *b)
+{
+	wcfdw_graveyard = wcfdw_array_room(wcfdw_graveyard, wcfdw_ngrave, &wcfdw_maxgrave,
+									   sizeof(wc_batch *), 16);
+	wcfdw_graveyard[wcfdw_ngrave++] = b;
+}
+
+/*
+ * wcfdw_free_buried
+ *		Frees finished batches once no scan can point to them
+ */
+static void
+wcfdw_free_buried(void)
+{
+	if (wcfdw_nscans_total > 0)
+		return;
+	while (wcfdw_ngrave > 0)
+		wc_batch_free(wcfdw_graveyard[--wcfdw_ngrave]);
+}
+
+/*
+ * wcfdw_store_write_batch
+ *		The batch that command cid (the executor's es_output_cid, or
+ *		GetCurrentCommandId(true) for TRUNCATE) writes into
+ */
+wc_batch *
+wcfdw_store_write_batch(WcFdwStore *s, CommandId cid)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	WcFdwPendingBatch *last;
+	wc_batch   *b;
+
+	/* the tag of our commit record; assign it now, not in PRE_COMMIT */
+	(void) GetTopFullTransactionId();
+
+	last = s->npending > 0 ? &s->pending[s->npending - 1] : NULL;
+	if (last && last->level == level && last->cid == cid)
+		return last->batch;
+
+	s->pending = wcfdw_array_room(s->pending, s->npending, &s->maxpending,
+								  sizeof(WcFdwPendingBatch), 8);
+	b = wc_batch_new();
+	if (b == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	s->pending[s->npending].batch = b;
+	s->pending[s->npending].level = level;
+	s->pending[s->npending].cid = cid;
+	s->npending++;
+	return b;
+}
+
+/*
+ * wcfdw_store_visible_batches
+ *		The pending batches a scan whose snapshot has curcid must overlay,
+ *		oldest first; palloc'd array
+ *
+ * The batches stay valid until the scan is closed (see wcfdw_bury).
+ */
+wc_batch  **
+wcfdw_store_visible_batches(WcFdwStore *s, CommandId curcid, int *n)
+{
+	wc_batch  **out;
+	int			i;
+
+	*n = 0;
+	if (s->npending == 0)
+		return NULL;
+	out = palloc(sizeof(wc_batch *) * s->npending);
+	for (i = 0; i < s->npending; i++)
+		if (s->pending[i].cid < curcid)
+			out[(*n)++] = s->pending[i].batch;
+	return out;
+}
+
+static void
+wcfdw_discard_pending(WcFdwStore *s, int from_level)
+{
+	while (s->npending > 0 && s->pending[s->npending - 1].level >= from_level)
+		wcfdw_bury(s->pending[--s->npending].batch);
+}
+
+static bool
+wcfdw_has_pending_writes(void)
+{
+	HASH_SEQ_STATUS seq;
+	WcFdwStore *s;
+	bool		result = false;
+
+	if (wcfdw_stores == NULL)
+		return false;
+	hash_seq_init(&seq, wcfdw_stores);
+	while ((s = hash_seq_search(&seq)) != NULL)
+	{
+		int			i;
+
+		for (i = 0; i < s->npending; i++)
+			if (wc_batch_count(s->pending[i].batch) > 0)
+				result = true;
+	}
+	return result;
+}
+
+/* ---------------------------------------------------------------- store directories */
+
+static void
+wcfdw_register_dir(List **list, Oid relid, const char *path)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	WcFdwDirEntry *e = palloc(sizeof(WcFdwDirEntry));
+
+	e->relid = relid;
+	e->path = pstrdup(path);
+	e->level = GetCurrentTransactionNestLevel();
+	*list = lappend(*list, e);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * wcfdw_store_drop_at_commit
+ *		The store of relid, at path, is removed if this (sub)transaction
+ *		commits (ddl.c, for a DROP)
+ */
+void
+wcfdw_store_drop_at_commit(Oid relid, const char *path)
+{
+	wcfdw_register_dir(&wcfdw_drops, relid, path);
+}
+
+static void
+wcfdw_free_dirs(List **list)
+{
+	ListCell   *lc;
+
+	foreach(lc, *list)
+	{
+		WcFdwDirEntry *e = lfirst(lc);
+
+		pfree(e->path);
+		pfree(e);
+	}
+	list_free(*list);
+	*list = NIL;
+}
+
+static bool
+wcfdw_is_dropped(Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, wcfdw_drops)
+		if (((WcFdwDirEntry *) lfirst(lc))->relid == relid)
+			return true;
+	return false;
 }
 
 /*
@@ -422,7 +677,7 @@ wcfdw_store_scan_closed(WcFdwStore *s)
  * With a scan still open (a portal not cleaned up yet) the removal waits for
  * its close.
  */
-void
+static void
 wcfdw_store_drop(Oid relid, const char *path)
 {
 	WcFdwStore *s = wcfdw_store_lookup(relid);
@@ -470,4 +725,229 @@ wcfdw_store_drop(Oid relid, const char *path)
 				(errmsg("could not remove store directory \"%s\" of a dropped foreign table", mypath),
 				 errdetail_internal("%s", err.msg)));
 	pfree(mypath);
+}
+
+/* ---------------------------------------------------------------- transaction callbacks */
+
+/*
+ * wcfdw_log_xid
+ *		Makes our xid durable in PostgreSQL's WAL before any store holds it
+ *
+ * A transaction that wrote only to foreign tables writes no WAL before its
+ * commit record, so PostgreSQL would commit it asynchronously (the commit
+ * record not flushed) and, after a crash, could hand out the same xid again:
+ * a store record tagged with it would then take the new transaction's fate.
+ * A WAL record carrying the xid, flushed before the store write, makes
+ * recovery advance nextXid past it (so a crashed tag resolves as aborted,
+ * never as someone else's); and since the transaction has now written WAL,
+ * its commit record is flushed as synchronous_commit says.
+ */
+static void
+wcfdw_log_xid(void)
+{
+	XLogRecPtr	lsn;
+
+	(void) GetTopTransactionId();
+	lsn = LogLogicalMessage("widecol_fdw", "commit", 6, false);
+	XLogFlush(lsn);
+}
+
+/*
+ * wcfdw_pre_commit
+ *		The commit path: writes every store's pending batches, each store's
+ *		as one record tagged with our FullTransactionId; all fallible work
+ *		of a commit is here
+ */
+static void
+wcfdw_pre_commit(void)
+{
+	HASH_SEQ_STATUS seq;
+	WcFdwStore *s;
+	ListCell   *lc;
+	bool		xid_logged = false;
+
+	/* a table created and dropped (or rolled back to before it) in this xact */
+	foreach(lc, wcfdw_creates)
+	{
+		WcFdwDirEntry *e = lfirst(lc);
+
+		if (!wcfdw_is_dropped(e->relid) &&
+			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(e->relid)))
+			wcfdw_register_dir(&wcfdw_drops, e->relid, e->path);
+	}
+
+	if (wcfdw_stores == NULL)
+		return;
+	hash_seq_init(&seq, wcfdw_stores);
+	while ((s = hash_seq_search(&seq)) != NULL)
+	{
+		wc_batch  **batches;
+		int			n = 0;
+		int			i;
+		wc_err		err;
+		int			rc;
+
+		if (s->npending == 0 || wcfdw_is_dropped(s->relid))
+			continue;
+		batches = palloc(sizeof(wc_batch *) * s->npending);
+		for (i = 0; i < s->npending; i++)
+			if (wc_batch_count(s->pending[i].batch) > 0)
+				batches[n++] = s->pending[i].batch;
+		if (n == 0)
+			continue;
+		if (s->db == NULL)
+			elog(ERROR, "store of foreign table %u is not open at commit", s->relid);
+		if (!xid_logged)
+		{
+			wcfdw_log_xid();
+			xid_logged = true;
+		}
+
+		wc_err_clear(&err);
+		wc_db_set_ingest_bytes(s->db, wcfdw_bulk_write_bytes());
+		rc = wc_db_write(s->db, batches, n,
+						 U64FromFullTransactionId(GetTopFullTransactionId()),
+						 synchronous_commit > SYNCHRONOUS_COMMIT_OFF, &err);
+		if (rc < 0)
+		{
+			if (rc == WC_IO || rc == WC_NOSPACE || rc == WC_FAILED)
+				s->failed = true;
+			hash_seq_term(&seq);
+			wcfdw_engine_error(ERROR, rc, &err, "write to", s->relname ? s->relname : "?");
+		}
+		s->needs_maintain = true;
+	}
+}
+
+/*
+ * wcfdw_end_of_xact
+ *		Drops the pending batches and removes the store directories that
+ *		the transaction's outcome condemns
+ */
+static void
+wcfdw_end_of_xact(bool commit)
+{
+	ListCell   *lc;
+
+	if (wcfdw_stores != NULL)
+	{
+		HASH_SEQ_STATUS seq;
+		WcFdwStore *s;
+
+		hash_seq_init(&seq, wcfdw_stores);
+		while ((s = hash_seq_search(&seq)) != NULL)
+			wcfdw_discard_pending(s, 0);
+	}
+
+	if (commit)
+	{
+		List	   *drops = wcfdw_drops;
+
+		wcfdw_drops = NIL;
+		foreach(lc, drops)
+		{
+			WcFdwDirEntry *e = lfirst(lc);
+
+			wcfdw_store_drop(e->relid, e->path);
+		}
+		wcfdw_free_dirs(&drops);
+		wcfdw_free_dirs(&wcfdw_creates);
+	}
+	else
+	{
+		List	   *creates = wcfdw_creates;
+
+		wcfdw_creates = NIL;
+		wcfdw_free_dirs(&wcfdw_drops);
+		foreach(lc, creates)
+		{
+			WcFdwDirEntry *e = lfirst(lc);
+
+			wcfdw_store_drop(e->relid, e->path);
+		}
+		wcfdw_free_dirs(&creates);
+	}
+	wcfdw_free_buried();
+}
+
+static void
+wcfdw_xact_cb(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			wcfdw_pre_commit();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			if (wcfdw_has_pending_writes() || wcfdw_drops != NIL || wcfdw_creates != NIL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("widecol_fdw does not support PREPARE TRANSACTION"),
+						 errdetail("The transaction wrote to, created or dropped a widecol_fdw foreign table.")));
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			wcfdw_end_of_xact(true);
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			wcfdw_end_of_xact(false);
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+wcfdw_subxact_cb(SubXactEvent event, SubTransactionId mySubid,
+				 SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	HASH_SEQ_STATUS seq;
+	WcFdwStore *s;
+	ListCell   *lc;
+
+	if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		if (wcfdw_stores != NULL)
+		{
+			hash_seq_init(&seq, wcfdw_stores);
+			while ((s = hash_seq_search(&seq)) != NULL)
+			{
+				int			i;
+
+				for (i = 0; i < s->npending; i++)
+					if (s->pending[i].level >= level)
+						s->pending[i].level = level - 1;
+			}
+		}
+		foreach(lc, wcfdw_drops)
+		{
+			WcFdwDirEntry *e = lfirst(lc);
+
+			if (e->level >= level)
+				e->level = level - 1;
+		}
+	}
+	else if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		if (wcfdw_stores != NULL)
+		{
+			hash_seq_init(&seq, wcfdw_stores);
+			while ((s = hash_seq_search(&seq)) != NULL)
+				wcfdw_discard_pending(s, level);
+		}
+		foreach(lc, wcfdw_drops)
+		{
+			WcFdwDirEntry *e = lfirst(lc);
+
+			if (e->level >= level)
+			{
+				pfree(e->path);
+				pfree(e);
+				wcfdw_drops = foreach_delete_current(wcfdw_drops, lc);
+			}
+		}
+		wcfdw_free_buried();
+	}
 }

@@ -65,7 +65,6 @@ _PG_init(void)
 {
 	wcfdw_option_init();
 	wcfdw_store_init();
-	wcfdw_xact_init();
 	wcfdw_ddl_init();
 }
 

@@ -13,9 +13,11 @@
  *		keys.c			those quals evaluated -> ranges, families, qualifiers, time
  *		scan.c			executor scan callbacks, ANALYZE sampling
  *		modify.c		INSERT/UPDATE/DELETE/COPY/TRUNCATE callbacks
- *		store.c			per-backend cache of open stores
+ *		store.c			per-backend cache of open stores, their pending writes
+ *						per (sub)transaction, the transaction callbacks that
+ *						commit or discard them, store directories removed at
+ *						commit or abort
  *		resolve.c		what the engine asks PostgreSQL: a transaction's fate
- *		xact.c			buffered writes per (sub)transaction, commit/abort
  *		ddl.c			DROP handling: store files removed at commit
  *		functions.c		widecol_flush/compact/stats
  *		error.c			engine status -> ereport
@@ -162,32 +164,23 @@ typedef struct WcFdwStore
 	bool		needs_maintain; /* we committed writes: run wc_db_maintain */
 	MemoryContext refreshed_cxt;	/* es_query_cxt of the statement that last
 									 * refreshed, NULL when it ended */
-	/* pending writes of this transaction, in write order (xact.c) */
+	/* pending writes of this transaction, in write order: store.c only */
 	WcFdwPendingBatch *pending;
 	int			npending;
 	int			maxpending;
 } WcFdwStore;
 
+extern void wcfdw_store_init(void);
 extern WcFdwStore *wcfdw_store_get(Relation rel);
-extern WcFdwStore *wcfdw_store_lookup(Oid relid);
 extern void wcfdw_store_begin_statement(WcFdwStore *store, EState *estate);
 extern void wcfdw_store_refresh(WcFdwStore *store);
 extern void wcfdw_store_scan_opened(WcFdwStore *store);
 extern void wcfdw_store_scan_closed(WcFdwStore *store);
-extern void wcfdw_store_close(WcFdwStore *store);
-extern void wcfdw_store_drop(Oid relid, const char *path);
-extern struct HTAB *wcfdw_store_hash(void);
-extern void wcfdw_store_init(void);
-extern int	wcfdw_open_scans(void);
 
-/* ---------------------------------------------------------------- transactions */
-
-extern void wcfdw_xact_init(void);
-extern wc_batch *wcfdw_write_batch(WcFdwStore *store, CommandId cid);
-extern wc_batch **wcfdw_visible_batches(WcFdwStore *store, CommandId curcid, int *n);
-extern void wcfdw_xact_register_drop(Oid relid, const char *path);
-extern void wcfdw_xact_register_create(Oid relid, const char *path);
-extern void wcfdw_xact_gc(void);
+/* the transaction's writes, committed or discarded by store.c's callbacks */
+extern wc_batch *wcfdw_store_write_batch(WcFdwStore *store, CommandId cid);
+extern wc_batch **wcfdw_store_visible_batches(WcFdwStore *store, CommandId curcid, int *n);
+extern void wcfdw_store_drop_at_commit(Oid relid, const char *path);
 
 /* ---------------------------------------------------------------- pushdown, keys */
 
