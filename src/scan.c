@@ -78,6 +78,47 @@ wcfdw_add_stats(wc_scan_stats *to, const wc_scan_stats *s)
 	to->seeks += s->seeks;
 }
 
+/*
+ * wcfdw_cell_to_values
+ *		values[] and isnull[] (natts of each) of the row a cell is: the fields
+ *		in need, or every declared field when need is NULL; the rest NULL
+ */
+static void
+wcfdw_cell_to_values(WcFdwConverter *conv, const bool *need, const wc_cell_view *cell,
+					 Datum *values, bool *isnull, int natts)
+{
+	int			f;
+
+	memset(isnull, true, sizeof(bool) * natts);
+	for (f = 0; f < WCF_NFIELDS; f++)
+	{
+		AttrNumber	a = conv->cols.f[f].attnum;
+
+		if (a == 0 || (need != NULL && !need[f]))
+			continue;
+		switch (f)
+		{
+			case WCF_ROWKEY:
+				values[a - 1] = wcfdw_bytes_to_datum(conv, f, cell->row, cell->row_len);
+				break;
+			case WCF_FAMILY:
+				values[a - 1] = wcfdw_bytes_to_datum(conv, f, (const uint8 *) cell->family,
+													 cell->family_len);
+				break;
+			case WCF_QUALIFIER:
+				values[a - 1] = wcfdw_bytes_to_datum(conv, f, cell->qual, cell->qual_len);
+				break;
+			case WCF_TS:
+				values[a - 1] = wcfdw_ts_to_datum(conv, cell->ts);
+				break;
+			case WCF_VALUE:
+				values[a - 1] = wcfdw_bytes_to_datum(conv, f, cell->val, cell->val_len);
+				break;
+		}
+		isnull[a - 1] = false;
+	}
+}
+
 static void
 wcfdw_scan_close(WcFdwScanState *ss)
 {
@@ -243,43 +284,8 @@ widecolIterateForeignScan(ForeignScanState *node)
 		return slot;
 
 	old = MemoryContextSwitchTo(ss->tuplecxt);
-	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
-	if (ss->need[WCF_ROWKEY])
-	{
-		AttrNumber	a = ss->conv.cols.f[WCF_ROWKEY].attnum;
-
-		slot->tts_values[a - 1] = wcfdw_bytes_to_datum(&ss->conv, WCF_ROWKEY, cell.row, cell.row_len);
-		slot->tts_isnull[a - 1] = false;
-	}
-	if (ss->need[WCF_FAMILY])
-	{
-		AttrNumber	a = ss->conv.cols.f[WCF_FAMILY].attnum;
-
-		slot->tts_values[a - 1] = wcfdw_bytes_to_datum(&ss->conv, WCF_FAMILY,
-													   (const uint8 *) cell.family, cell.family_len);
-		slot->tts_isnull[a - 1] = false;
-	}
-	if (ss->need[WCF_QUALIFIER])
-	{
-		AttrNumber	a = ss->conv.cols.f[WCF_QUALIFIER].attnum;
-
-		slot->tts_values[a - 1] = wcfdw_bytes_to_datum(&ss->conv, WCF_QUALIFIER, cell.qual, cell.qual_len);
-		slot->tts_isnull[a - 1] = false;
-	}
-	if (ss->need[WCF_TS])
-	{
-		AttrNumber	a = ss->conv.cols.f[WCF_TS].attnum;
-
-		slot->tts_values[a - 1] = wcfdw_ts_to_datum(&ss->conv, cell.ts);
-		slot->tts_isnull[a - 1] = false;
-	}
-	if (ss->need[WCF_VALUE])
-	{
-		AttrNumber	a = ss->conv.cols.f[WCF_VALUE].attnum;
-
-		slot->tts_values[a - 1] = wcfdw_bytes_to_datum(&ss->conv, WCF_VALUE, cell.val, cell.val_len);
-		slot->tts_isnull[a - 1] = false;
-	}
+	wcfdw_cell_to_values(&ss->conv, ss->need, &cell, slot->tts_values, slot->tts_isnull,
+						 slot->tts_tupleDescriptor->natts);
 	MemoryContextSwitchTo(old);
 	return ExecStoreVirtualTuple(slot);
 }
@@ -454,8 +460,6 @@ wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 	{
 		for (;;)
 		{
-			int			f;
-
 			vacuum_delay_point();
 			rc = wc_scan_next(scan, &cell, &err);
 			if (rc < 0)
@@ -465,34 +469,7 @@ wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 
 			MemoryContextReset(tmpcxt);
 			old = MemoryContextSwitchTo(tmpcxt);
-			memset(nulls, true, sizeof(bool) * tupdesc->natts);
-			for (f = 0; f < WCF_NFIELDS; f++)
-			{
-				AttrNumber	a = conv.cols.f[f].attnum;
-
-				if (a == 0)
-					continue;
-				nulls[a - 1] = false;
-				switch (f)
-				{
-					case WCF_ROWKEY:
-						values[a - 1] = wcfdw_bytes_to_datum(&conv, f, cell.row, cell.row_len);
-						break;
-					case WCF_FAMILY:
-						values[a - 1] = wcfdw_bytes_to_datum(&conv, f, (const uint8 *) cell.family,
-															 cell.family_len);
-						break;
-					case WCF_QUALIFIER:
-						values[a - 1] = wcfdw_bytes_to_datum(&conv, f, cell.qual, cell.qual_len);
-						break;
-					case WCF_TS:
-						values[a - 1] = wcfdw_ts_to_datum(&conv, cell.ts);
-						break;
-					case WCF_VALUE:
-						values[a - 1] = wcfdw_bytes_to_datum(&conv, f, cell.val, cell.val_len);
-						break;
-				}
-			}
+			wcfdw_cell_to_values(&conv, NULL, &cell, values, nulls, tupdesc->natts);
 			MemoryContextSwitchTo(old);
 
 			if (numrows < targrows)
