@@ -142,54 +142,48 @@ wcfdw_like_prefix(WcFdwBytes pat, bool *exact)
 	return out;
 }
 
-/* ranges while computing: bounds are WC_UNBOUNDED / WC_INCLUSIVE / WC_EXCLUSIVE */
+/*
+ * A bound of a range while computing: a key and a wc_bound.  As a position
+ * among the keys, an inclusive start and an exclusive stop at k lie just
+ * before k, an exclusive start and an inclusive stop just after it; an
+ * unbounded start lies before every key, an unbounded stop after them all.
+ */
+typedef struct WcFdwBound
+{
+	WcFdwBytes	key;
+	int			kind;			/* WC_UNBOUNDED, WC_INCLUSIVE, WC_EXCLUSIVE */
+} WcFdwBound;
+
+/* A range is not empty when its start lies before its stop. */
 typedef struct WcFdwRange
 {
-	WcFdwBytes	lo;
-	int			lob;
-	WcFdwBytes	hi;
-	int			hib;
+	WcFdwBound	lo;
+	WcFdwBound	hi;
 } WcFdwRange;
 
-/* start bounds: unbounded first; with equal bytes inclusive before exclusive */
+/*
+ * wcfdw_bound_cmp
+ *		Order of bounds a and b as positions among the keys; a_start says
+ *		whether a is a start (else a stop), b_start the same of b
+ */
 static int
-wcfdw_start_cmp(const WcFdwRange *a, const WcFdwRange *b)
+wcfdw_bound_cmp(const WcFdwBound *a, bool a_start, const WcFdwBound *b, bool b_start)
 {
+	/* -1 before every key, 1 after every key, 0 at a key */
+	int			a_end = (a->kind != WC_UNBOUNDED) ? 0 : (a_start ? -1 : 1);
+	int			b_end = (b->kind != WC_UNBOUNDED) ? 0 : (b_start ? -1 : 1);
+	bool		a_after;
+	bool		b_after;
 	int			c;
 
-	if (a->lob == WC_UNBOUNDED || b->lob == WC_UNBOUNDED)
-		return (b->lob == WC_UNBOUNDED) - (a->lob == WC_UNBOUNDED);
-	c = wcfdw_bytes_cmp(a->lo.data, a->lo.len, b->lo.data, b->lo.len);
+	if (a_end != 0 || b_end != 0)
+		return (a_end > b_end) - (a_end < b_end);
+	c = wcfdw_bytes_cmp(a->key.data, a->key.len, b->key.data, b->key.len);
 	if (c != 0)
 		return c;
-	return (a->lob == b->lob) ? 0 : (a->lob == WC_INCLUSIVE ? -1 : 1);
-}
-
-/* stop bounds: unbounded last; with equal bytes exclusive before inclusive */
-static int
-wcfdw_stop_cmp(const WcFdwRange *a, const WcFdwRange *b)
-{
-	int			c;
-
-	if (a->hib == WC_UNBOUNDED || b->hib == WC_UNBOUNDED)
-		return (a->hib == WC_UNBOUNDED) - (b->hib == WC_UNBOUNDED);
-	c = wcfdw_bytes_cmp(a->hi.data, a->hi.len, b->hi.data, b->hi.len);
-	if (c != 0)
-		return c;
-	return (a->hib == b->hib) ? 0 : (a->hib == WC_EXCLUSIVE ? -1 : 1);
-}
-
-static bool
-wcfdw_range_nonempty(const WcFdwRange *r)
-{
-	int			c;
-
-	if (r->lob == WC_UNBOUNDED || r->hib == WC_UNBOUNDED)
-		return true;
-	c = wcfdw_bytes_cmp(r->lo.data, r->lo.len, r->hi.data, r->hi.len);
-	if (c != 0)
-		return c < 0;
-	return r->lob == WC_INCLUSIVE && r->hib == WC_INCLUSIVE;
+	a_after = (a->kind == WC_INCLUSIVE) != a_start;
+	b_after = (b->kind == WC_INCLUSIVE) != b_start;
+	return (int) a_after - (int) b_after;
 }
 
 /*
@@ -208,29 +202,11 @@ wcfdw_intersect(List *a, List *b)
 		WcFdwRange *x = list_nth(a, i);
 		WcFdwRange *y = list_nth(b, j);
 		WcFdwRange *r = palloc(sizeof(WcFdwRange));
-		int			sc = wcfdw_stop_cmp(x, y);
+		int			sc = wcfdw_bound_cmp(&x->hi, false, &y->hi, false);
 
-		if (sc <= 0)
-		{
-			r->hi = x->hi;
-			r->hib = x->hib;
-		}
-		else
-		{
-			r->hi = y->hi;
-			r->hib = y->hib;
-		}
-		if (wcfdw_start_cmp(x, y) < 0)
-		{
-			r->lo = y->lo;
-			r->lob = y->lob;
-		}
-		else
-		{
-			r->lo = x->lo;
-			r->lob = x->lob;
-		}
-		if (wcfdw_range_nonempty(r))
+		r->hi = (sc <= 0) ? x->hi : y->hi;
+		r->lo = (wcfdw_bound_cmp(&x->lo, true, &y->lo, true) < 0) ? y->lo : x->lo;
+		if (wcfdw_bound_cmp(&r->lo, true, &r->hi, false) < 0)
 			out = lappend(out, r);
 		if (sc <= 0)
 			i++;
@@ -245,10 +221,10 @@ wcfdw_make_range(WcFdwBytes lo, int lob, WcFdwBytes hi, int hib)
 {
 	WcFdwRange *r = palloc(sizeof(WcFdwRange));
 
-	r->lo = lo;
-	r->lob = lob;
-	r->hi = hi;
-	r->hib = hib;
+	r->lo.key = lo;
+	r->lo.kind = lob;
+	r->hi.key = hi;
+	r->hi.kind = hib;
 	return r;
 }
 
@@ -620,8 +596,8 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 		return;
 	}
 	if (!(list_length(ranges) == 1 &&
-		  ((WcFdwRange *) linitial(ranges))->lob == WC_UNBOUNDED &&
-		  ((WcFdwRange *) linitial(ranges))->hib == WC_UNBOUNDED))
+		  ((WcFdwRange *) linitial(ranges))->lo.kind == WC_UNBOUNDED &&
+		  ((WcFdwRange *) linitial(ranges))->hi.kind == WC_UNBOUNDED))
 	{
 		ListCell   *lc;
 
@@ -631,12 +607,12 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 			WcFdwRange *r = lfirst(lc);
 			wc_key_range *kr = &keys->ranges[keys->nranges++];
 
-			kr->start = r->lo.data;
-			kr->start_len = r->lo.len;
-			kr->start_bound = r->lob;
-			kr->stop = r->hi.data;
-			kr->stop_len = r->hi.len;
-			kr->stop_bound = r->hib;
+			kr->start = r->lo.key.data;
+			kr->start_len = r->lo.key.len;
+			kr->start_bound = r->lo.kind;
+			kr->stop = r->hi.key.data;
+			kr->stop_len = r->hi.key.len;
+			kr->stop_bound = r->hi.kind;
 		}
 	}
 	if (rowkey_only)
