@@ -55,21 +55,6 @@ typedef struct WcFdwModifyState
 	MemoryContextCallback cb;
 } WcFdwModifyState;
 
-/* A cell key or a whole cell, as bytes. */
-typedef struct WcFdwCellBytes
-{
-	const uint8 *row;
-	size_t		row_len;
-	const uint8 *fam;
-	size_t		fam_len;
-	const uint8 *qual;
-	size_t		qual_len;
-	int64		ts;
-	bool		ts_null;
-	const uint8 *val;
-	size_t		val_len;
-} WcFdwCellBytes;
-
 int
 widecolIsForeignRelUpdatable(Relation rel)
 {
@@ -194,38 +179,42 @@ wcfdw_size_error(WcFdwModifyState *ms, WcFdwField f, size_t len, size_t limit)
 
 /*
  * wcfdw_field_bytes
- *		The bytes of field f in values/nulls (a tuple of the table, or the
- *		junk columns of a plan slot when attno is given)
+ *		The bytes of field f in column attno of slot (a tuple of the table,
+ *		or a junk column of a plan slot), NULL if the column is null
  */
-static bool
+static const uint8 *
 wcfdw_field_bytes(WcFdwModifyState *ms, TupleTableSlot *slot, AttrNumber attno, WcFdwField f,
-				  const uint8 **data, size_t *len)
+				  size_t *len)
 {
+	const uint8 *data;
 	bool		isnull;
 	Datum		d;
 
 	d = slot_getattr(slot, attno, &isnull);
 	if (isnull)
-		return false;
-	wcfdw_datum_to_bytes(&ms->conv, f, d, data, len);
-	return true;
+		return NULL;
+	wcfdw_datum_to_bytes(&ms->conv, f, d, &data, len);
+	return data;
 }
 
 /*
  * wcfdw_cell_from_slot
- *		The cell a tuple of the table describes, checked
+ *		The cell a tuple of the table describes, checked; true if its ts
+ *		was null and is now the current time
  */
-static void
-wcfdw_cell_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, WcFdwCellBytes *c)
+static bool
+wcfdw_cell_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, wc_cell_view *c)
 {
 	WcFdwColumns *cols = &ms->conv.cols;
 	static const uint8 empty[1] = {0};
+	bool		ts_now = true;
 	int			fi;
 
 	memset(c, 0, sizeof(*c));
 	slot_getallattrs(slot);
 
-	if (!wcfdw_field_bytes(ms, slot, cols->f[WCF_ROWKEY].attnum, WCF_ROWKEY, &c->row, &c->row_len))
+	c->row = wcfdw_field_bytes(ms, slot, cols->f[WCF_ROWKEY].attnum, WCF_ROWKEY, &c->row_len);
+	if (c->row == NULL)
 		wcfdw_null_error(ms, WCF_ROWKEY);
 	if (c->row_len == 0)
 		ereport(ERROR,
@@ -243,12 +232,17 @@ wcfdw_cell_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, WcFdwCellBytes 
 					 errmsg("foreign table \"%s\" has no column \"family\" and more than one family",
 							RelationGetRelationName(ms->rel)),
 					 errhint("Declare a column family, or give the table a single family.")));
-		c->fam = (const uint8 *) ms->topts.families[0].name;
-		c->fam_len = strlen(ms->topts.families[0].name);
+		c->family = ms->topts.families[0].name;
+		c->family_len = strlen(c->family);
 	}
-	else if (!wcfdw_field_bytes(ms, slot, cols->f[WCF_FAMILY].attnum, WCF_FAMILY, &c->fam, &c->fam_len))
-		wcfdw_null_error(ms, WCF_FAMILY);
-	fi = wcfdw_family_index(&ms->topts, (const char *) c->fam, c->fam_len);
+	else
+	{
+		c->family = (const char *) wcfdw_field_bytes(ms, slot, cols->f[WCF_FAMILY].attnum,
+													 WCF_FAMILY, &c->family_len);
+		if (c->family == NULL)
+			wcfdw_null_error(ms, WCF_FAMILY);
+	}
+	fi = wcfdw_family_index(&ms->topts, c->family, c->family_len);
 	if (fi < 0)
 	{
 		StringInfoData fams;
@@ -260,25 +254,29 @@ wcfdw_cell_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, WcFdwCellBytes 
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("family \"%s\" is not declared for foreign table \"%s\"",
-						pnstrdup((const char *) c->fam, c->fam_len),
+						pnstrdup(c->family, c->family_len),
 						RelationGetRelationName(ms->rel)),
 				 errhint("The families of the table are: %s.", fams.data)));
 	}
 	/* the declared name: stable memory */
-	c->fam = (const uint8 *) ms->topts.families[fi].name;
+	c->family = ms->topts.families[fi].name;
+	c->family_len = strlen(c->family);
 
 	if (cols->f[WCF_QUALIFIER].attnum == 0)
 	{
 		c->qual = empty;
 		c->qual_len = 0;
 	}
-	else if (!wcfdw_field_bytes(ms, slot, cols->f[WCF_QUALIFIER].attnum, WCF_QUALIFIER,
-								&c->qual, &c->qual_len))
-		wcfdw_null_error(ms, WCF_QUALIFIER);
+	else
+	{
+		c->qual = wcfdw_field_bytes(ms, slot, cols->f[WCF_QUALIFIER].attnum, WCF_QUALIFIER,
+									&c->qual_len);
+		if (c->qual == NULL)
+			wcfdw_null_error(ms, WCF_QUALIFIER);
+	}
 	if (c->qual_len > WC_MAX_QUALIFIER)
 		wcfdw_size_error(ms, WCF_QUALIFIER, c->qual_len, WC_MAX_QUALIFIER);
 
-	c->ts_null = true;
 	if (cols->f[WCF_TS].attnum != 0)
 	{
 		bool		isnull;
@@ -287,7 +285,7 @@ wcfdw_cell_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, WcFdwCellBytes 
 		if (!isnull)
 		{
 			c->ts = wcfdw_datum_to_ts(&ms->conv, d);
-			c->ts_null = false;
+			ts_now = false;
 			/* the engine keeps the largest timestamp for tombstones */
 			if (c->ts == PG_INT64_MAX)
 				ereport(ERROR,
@@ -298,7 +296,7 @@ wcfdw_cell_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, WcFdwCellBytes 
 								   PG_INT64_MAX - 1)));
 		}
 	}
-	if (c->ts_null)
+	if (ts_now)
 		c->ts = wcfdw_now_ms();
 
 	if (cols->f[WCF_VALUE].attnum == 0)
@@ -306,27 +304,32 @@ wcfdw_cell_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, WcFdwCellBytes 
 		c->val = empty;
 		c->val_len = 0;
 	}
-	else if (!wcfdw_field_bytes(ms, slot, cols->f[WCF_VALUE].attnum, WCF_VALUE, &c->val, &c->val_len))
-		wcfdw_null_error(ms, WCF_VALUE);
+	else
+	{
+		c->val = wcfdw_field_bytes(ms, slot, cols->f[WCF_VALUE].attnum, WCF_VALUE, &c->val_len);
+		if (c->val == NULL)
+			wcfdw_null_error(ms, WCF_VALUE);
+	}
 	if (c->val_len > WC_MAX_VALUE)
 		wcfdw_size_error(ms, WCF_VALUE, c->val_len, WC_MAX_VALUE);
+	return ts_now;
 }
 
 static void
-wcfdw_put(WcFdwModifyState *ms, wc_batch *b, const WcFdwCellBytes *c)
+wcfdw_put(WcFdwModifyState *ms, wc_batch *b, const wc_cell_view *c)
 {
 	wc_err		err;
 	int			rc;
 
 	wc_err_clear(&err);
-	rc = wc_batch_put(b, c->fam, c->fam_len, c->row, c->row_len, c->qual, c->qual_len,
+	rc = wc_batch_put(b, c->family, c->family_len, c->row, c->row_len, c->qual, c->qual_len,
 					  c->ts, c->val, c->val_len, &err);
 	wcfdw_check(rc, &err, "buffer a write to the", RelationGetRelationName(ms->rel));
 }
 
-/* A NULL ts became "now": show it in RETURNING. */
+/* A NULL ts became "now" (ts_now): show it in RETURNING. */
 static TupleTableSlot *
-wcfdw_fill_ts(WcFdwModifyState *ms, TupleTableSlot *slot, const WcFdwCellBytes *c)
+wcfdw_fill_ts(WcFdwModifyState *ms, TupleTableSlot *slot, const wc_cell_view *c, bool ts_now)
 {
 	AttrNumber	a = ms->conv.cols.f[WCF_TS].attnum;
 	HeapTuple	tup;
@@ -334,7 +337,7 @@ wcfdw_fill_ts(WcFdwModifyState *ms, TupleTableSlot *slot, const WcFdwCellBytes *
 	bool		isnull = false;
 	int			attnum = a;
 
-	if (!c->ts_null || a == 0)
+	if (!ts_now || a == 0)
 		return slot;
 	value = wcfdw_ts_to_datum(&ms->conv, c->ts);
 	tup = ExecCopySlotHeapTuple(slot);
@@ -348,15 +351,16 @@ widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 						 TupleTableSlot *planSlot)
 {
 	WcFdwModifyState *ms = rinfo->ri_FdwState;
-	WcFdwCellBytes c;
+	wc_cell_view c;
+	bool		ts_now;
 	MemoryContext old;
 
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
-	wcfdw_cell_from_slot(ms, slot, &c);
+	ts_now = wcfdw_cell_from_slot(ms, slot, &c);
 	wcfdw_put(ms, wcfdw_store_write_batch(ms->store, ms->cid), &c);
 	MemoryContextSwitchTo(old);
-	return wcfdw_fill_ts(ms, slot, &c);
+	return wcfdw_fill_ts(ms, slot, &c, ts_now);
 }
 
 TupleTableSlot **
@@ -385,36 +389,37 @@ widecolGetForeignModifyBatchSize(ResultRelInfo *rinfo)
 
 /* The (old) key of the cell version the plan slot's junk columns name. */
 static void
-wcfdw_key_from_junk(WcFdwModifyState *ms, TupleTableSlot *planSlot, WcFdwCellBytes *c)
+wcfdw_key_from_junk(WcFdwModifyState *ms, TupleTableSlot *planSlot, wc_cell_view *c)
 {
 	bool		isnull;
 	Datum		d;
 
 	memset(c, 0, sizeof(*c));
-	if (!wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_ROWKEY], WCF_ROWKEY, &c->row, &c->row_len) ||
-		!wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_FAMILY], WCF_FAMILY, &c->fam, &c->fam_len) ||
-		!wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_QUALIFIER], WCF_QUALIFIER, &c->qual, &c->qual_len))
-		elog(ERROR, "cell identity of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
+	c->row = wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_ROWKEY], WCF_ROWKEY, &c->row_len);
+	c->family = (const char *) wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_FAMILY], WCF_FAMILY,
+												 &c->family_len);
+	c->qual = wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_QUALIFIER], WCF_QUALIFIER, &c->qual_len);
 	d = ExecGetJunkAttribute(planSlot, ms->junk[WCF_TS], &isnull);
-	if (isnull)
+	if (c->row == NULL || c->family == NULL || c->qual == NULL || isnull)
 		elog(ERROR, "cell identity of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
 	c->ts = wcfdw_datum_to_ts(&ms->conv, d);
 }
 
 static void
-wcfdw_delete_version(WcFdwModifyState *ms, const WcFdwCellBytes *c)
+wcfdw_delete_version(WcFdwModifyState *ms, const wc_cell_view *c)
 {
 	wc_err		err;
 	int			rc;
 
 	wc_err_clear(&err);
-	rc = wc_batch_delete_version(wcfdw_store_write_batch(ms->store, ms->cid), c->fam, c->fam_len,
-								 c->row, c->row_len, c->qual, c->qual_len, c->ts, &err);
+	rc = wc_batch_delete_version(wcfdw_store_write_batch(ms->store, ms->cid),
+								 c->family, c->family_len, c->row, c->row_len,
+								 c->qual, c->qual_len, c->ts, &err);
 	wcfdw_check(rc, &err, "buffer a delete in the", RelationGetRelationName(ms->rel));
 }
 
 static bool
-wcfdw_same_bytes(const uint8 *a, size_t alen, const uint8 *b, size_t blen)
+wcfdw_same_bytes(const void *a, size_t alen, const void *b, size_t blen)
 {
 	return alen == blen && memcmp(a, b, alen) == 0;
 }
@@ -424,17 +429,18 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 						 TupleTableSlot *planSlot)
 {
 	WcFdwModifyState *ms = rinfo->ri_FdwState;
-	WcFdwCellBytes old_key;
-	WcFdwCellBytes c;
+	wc_cell_view old_key;
+	wc_cell_view c;
+	bool		ts_now;
 	MemoryContext old;
 
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
 	wcfdw_key_from_junk(ms, planSlot, &old_key);
-	wcfdw_cell_from_slot(ms, slot, &c);
+	ts_now = wcfdw_cell_from_slot(ms, slot, &c);
 
 	if (!(wcfdw_same_bytes(old_key.row, old_key.row_len, c.row, c.row_len) &&
-		  wcfdw_same_bytes(old_key.fam, old_key.fam_len, c.fam, strlen((const char *) c.fam)) &&
+		  wcfdw_same_bytes(old_key.family, old_key.family_len, c.family, c.family_len) &&
 		  wcfdw_same_bytes(old_key.qual, old_key.qual_len, c.qual, c.qual_len) &&
 		  old_key.ts == c.ts))
 		wcfdw_delete_version(ms, &old_key);
@@ -445,10 +451,9 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 		if (ms->deferred == NULL)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	}
-	c.fam_len = strlen((const char *) c.fam);
 	wcfdw_put(ms, ms->deferred, &c);
 	MemoryContextSwitchTo(old);
-	return wcfdw_fill_ts(ms, slot, &c);
+	return wcfdw_fill_ts(ms, slot, &c, ts_now);
 }
 
 TupleTableSlot *
@@ -456,7 +461,7 @@ widecolExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 						 TupleTableSlot *planSlot)
 {
 	WcFdwModifyState *ms = rinfo->ri_FdwState;
-	WcFdwCellBytes c;
+	wc_cell_view c;
 	MemoryContext old;
 	int			f;
 
