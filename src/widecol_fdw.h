@@ -6,21 +6,27 @@
  * The FDW maps a foreign table onto one widecol store (engine/wc.h).  Each
  * SQL row is one cell version (rowkey, family, qualifier, ts) -> value.
  *
- *		widecol_fdw.c	handler, planner callbacks, module load
- *		option.c		validator and option parsing (table and per family)
+ *		widecol_fdw.c	module load, handler, planner callbacks
+ *		option.c		validator, table and per-family options, GUCs
+ *		optparse.c		option values checked without PostgreSQL (optparse.h)
  *		convert.c		columns of a table, Datum <-> cell bytes
  *		pushdown.c		quals the engine can use (planning)
  *		keys.c			those quals evaluated -> ranges, families, qualifiers, time
- *		scan.c			executor scan callbacks, ANALYZE sampling
+ *		scan.c			executor scan callbacks, EXPLAIN, ANALYZE sampling
  *		modify.c		INSERT/UPDATE/DELETE/COPY/TRUNCATE callbacks
- *		store.c			per-backend cache of open stores, their pending writes
- *						per (sub)transaction, the transaction callbacks that
- *						commit or discard them, store directories removed at
- *						commit or abort
- *		resolve.c		what the engine asks PostgreSQL: a transaction's fate
- *		ddl.c			DROP handling: store files removed at commit
+ *		store.c			per-backend cache of open stores and their pending
+ *						writes; the transaction callbacks that write them at
+ *						commit or discard them, and remove store directories
+ *		resolve.c		the engine's callbacks: a transaction's fate, interrupts
+ *		ddl.c			DROP hook (store removed at commit), column checks
  *		functions.c		widecol_flush/compact/stats
  *		error.c			engine status -> ereport
+ *
+ * The calls between these files form no cycle.  widecol_fdw.c hands out the
+ * callbacks of scan.c, modify.c and ddl.c; it and they, and functions.c
+ * (which asks ddl.c too), use store.c and the helpers option.c, convert.c,
+ * pushdown.c and keys.c; store.c uses option.c and resolve.c; error.c, which
+ * most call, calls none.
  *
  *-------------------------------------------------------------------------
  */
