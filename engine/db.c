@@ -2,8 +2,9 @@
  * db.c -- opening a store, catching up with other processes, writing batches.
  *
  * The protocol (locks, manifest, logs, versions) is described in DESIGN.md; this
- * file is its reading and writing half.  flush.c and compact.c move data from logs
- * to sorted files and between sorted files; scan.c reads a version.
+ * file is its reading and writing half (lock.c holds the locks, options.c the
+ * settings).  flush.c and compact.c move data from logs to sorted files and
+ * between sorted files; scan.c reads a version.
  */
 #include "db_internal.h"
 
@@ -25,186 +26,6 @@ void
 wc_file_name(char *buf, size_t size, uint64_t number, const char *ext)
 {
 	snprintf(buf, size, "%06llu.%s", (unsigned long long) number, ext);
-}
-
-/* ---------------------------------------------------------------- helpers */
-
-/*
- * The write lock is the shared page's robust mutex: taking it costs no system call
- * when nobody holds it.  EOWNERDEAD means its holder died holding it, maybe in the
- * middle of an append: the published log end is then forgotten, so the next writer
- * looks at the file itself (and cuts off a torn tail).
- */
-static int
-lock_write(wc_db *db, bool wait, wc_err *err)
-{
-	int			e = wait ? pthread_mutex_lock(&db->shm->write_mutex) :
-		pthread_mutex_trylock(&db->shm->write_mutex);
-
-	if (e == 0)
-		return WC_OK;
-	if (e == EBUSY)
-		return WC_BUSY;
-	if (e == EOWNERDEAD)
-	{
-		pthread_mutex_consistent(&db->shm->write_mutex);
-		wc_db_shared_set_log(db, 0, 0);
-		return WC_OK;
-	}
-	errno = e;
-	return wc_err_sys(err, "could not take the write lock of the store (its shared page in LOCK)");
-}
-
-int
-wc_db_lock(wc_db *db, int byte, bool wait, wc_err *err)
-{
-	if (byte == WC_LOCK_WRITE)
-		return lock_write(db, wait, err);
-	return wc_file_lock(&db->lockf, (uint64_t) byte, true, wait, err);
-}
-
-void
-wc_db_unlock(wc_db *db, int byte)
-{
-	wc_err		ignored;
-
-	if (byte == WC_LOCK_WRITE)
-	{
-		pthread_mutex_unlock(&db->shm->write_mutex);
-		return;
-	}
-	wc_err_clear(&ignored);
-	(void) wc_file_unlock(&db->lockf, (uint64_t) byte, &ignored);
-}
-
-void
-wc_db_shared_set_log(wc_db *db, uint64_t number, uint64_t end)
-{
-	wc_shared  *shm = db->shm;
-	uint64_t	c = __atomic_load_n(&shm->log_change, __ATOMIC_RELAXED);
-
-	c += (c & 1);				/* a holder that died mid-change left it odd */
-	__atomic_store_n(&shm->log_change, c + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&shm->log_number, number, __ATOMIC_RELAXED);
-	__atomic_store_n(&shm->log_end, end, __ATOMIC_RELAXED);
-	__atomic_store_n(&shm->log_change, c + 2, __ATOMIC_RELEASE);
-}
-
-/* Where the active log ends, as published; false when unknown or changing. */
-static bool
-shared_get_log(wc_db *db, uint64_t *number, uint64_t *end)
-{
-	wc_shared  *shm = db->shm;
-	uint64_t	c1 = __atomic_load_n(&shm->log_change, __ATOMIC_ACQUIRE),
-				c2;
-
-	if (c1 & 1)
-		return false;
-	*number = __atomic_load_n(&shm->log_number, __ATOMIC_RELAXED);
-	*end = __atomic_load_n(&shm->log_end, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	c2 = __atomic_load_n(&shm->log_change, __ATOMIC_RELAXED);
-	return c1 == c2 && *number != 0;
-}
-
-int
-wc_db_interrupted(wc_db *db)
-{
-	return db->opts.interrupt != NULL && db->opts.interrupt(db->opts.interrupt_arg);
-}
-
-int
-wc_db_resolve(wc_db *db, uint64_t tag, wc_txn_state *state, wc_err *err)
-{
-	if (tag == 0 || db->opts.resolve == NULL)
-	{
-		*state = WC_TXN_COMMITTED;
-		return WC_OK;
-	}
-	return db->opts.resolve(db->opts.resolve_arg, tag, state, err);
-}
-
-const wc_family *
-wc_db_family(const wc_db *db, const uint8_t *name, size_t len)
-{
-	for (int i = 0; i < db->nfams; i++)
-		if (db->fams[i].name_len == len && memcmp(db->fams[i].name, name, len) == 0)
-			return &db->fams[i];
-	return NULL;
-}
-
-static int
-family_cmp(const void *a, const void *b)
-{
-	const wc_family *fa = a;
-	const wc_family *fb = b;
-
-	return wc_row_cmp((const uint8_t *) fa->name, fa->name_len,
-					  (const uint8_t *) fb->name, fb->name_len);
-}
-
-static int
-set_families(wc_db *db, const wc_family_opts *families, int n, wc_err *err)
-{
-	wc_family  *fams;
-
-	if (n < 0 || n > WC_MAX_FAMILIES)
-		return wc_err_set(err, WC_INVALID, "a store has between 0 and %d families, not %d",
-						  WC_MAX_FAMILIES, n);
-	fams = calloc(n > 0 ? n : 1, sizeof(wc_family));
-	if (fams == NULL)
-		return wc_err_set(err, WC_NOMEM, "out of memory");
-	for (int i = 0; i < n; i++)
-	{
-		size_t		len = families[i].name ? strlen(families[i].name) : 0;
-
-		if (len == 0 || len > WC_MAX_FAMILY)
-		{
-			free(fams);
-			return wc_err_set(err, WC_INVALID, "family name must have 1 to %d bytes",
-							  WC_MAX_FAMILY);
-		}
-		if (families[i].compression != WC_COMPRESS_NONE &&
-			families[i].compression != WC_COMPRESS_LZ4)
-		{
-			free(fams);
-			return wc_err_set(err, WC_INVALID, "unknown compression %d for family \"%s\"",
-							  families[i].compression, families[i].name);
-		}
-		if (families[i].ttl_ms < 0)
-		{
-			free(fams);
-			return wc_err_set(err, WC_INVALID, "negative ttl for family \"%s\"",
-							  families[i].name);
-		}
-		memcpy(fams[i].name, families[i].name, len);
-		fams[i].name_len = len;
-		fams[i].max_versions = families[i].max_versions;
-		fams[i].ttl_ms = families[i].ttl_ms;
-		fams[i].compression = families[i].compression;
-	}
-	qsort(fams, n, sizeof(wc_family), family_cmp);
-	for (int i = 1; i < n; i++)
-		if (family_cmp(&fams[i - 1], &fams[i]) == 0)
-		{
-			int			rc = wc_err_set(err, WC_INVALID, "family \"%s\" is listed twice",
-										fams[i].name);
-
-			free(fams);
-			return rc;
-		}
-	free(db->fams);
-	db->fams = fams;
-	db->nfams = n;
-	db->dirty = true;
-	return WC_OK;
-}
-
-int
-wc_db_set_families(wc_db *db, const wc_family_opts *families, int n, wc_err *err)
-{
-	return set_families(db, families, n, err);
 }
 
 /* ---------------------------------------------------------------- manifest */
@@ -241,7 +62,7 @@ wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err)
 	m->version++;
 	rc = wc_manifest_write(db->dir, m, err);
 	/* even after a failure: the rename may have happened */
-	__atomic_add_fetch(&db->shm->manifest_gen, 1, __ATOMIC_RELEASE);
+	wc_db_shared_manifest_bump(db);
 
 	/*
 	 * A failure may come after the rename (the directory fsync): the new manifest
@@ -602,7 +423,7 @@ publish_log_end(wc_db *db, wc_logmem *lm)
 	wc_err_clear(&ignored);
 	if (wc_db_lock(db, WC_LOCK_WRITE, false, &ignored) != WC_OK)
 		return;
-	if (!shared_get_log(db, &number, &end) &&
+	if (!wc_db_shared_get_log(db, &number, &end) &&
 		wc_file_size(&lm->file, &size, &ignored) == WC_OK && size == lm->valid_end)
 		wc_db_shared_set_log(db, lm->number, size);
 	wc_db_unlock(db, WC_LOCK_WRITE);
@@ -640,7 +461,7 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 
 		/* nothing appended since last time: no read at all, and when the shared
 		 * page knows where this log ends, not even a system call */
-		if (shared_get_log(db, &number, &size) && number == lm->number)
+		if (wc_db_shared_get_log(db, &number, &size) && number == lm->number)
 		{
 			if (size <= lm->valid_end)
 				return WC_OK;
@@ -819,7 +640,7 @@ static int
 refresh(wc_db *db, bool force, wc_err *err)
 {
 	int			rc;
-	uint64_t	gen = __atomic_load_n(&db->shm->manifest_gen, __ATOMIC_ACQUIRE);
+	uint64_t	gen = wc_db_shared_manifest_gen(db);
 
 	if (force || db->manifest_stale || db->current == NULL || gen != db->manifest_gen ||
 		wc_env_monotonic_ms() - db->manifest_checked_ms >= WC_MANIFEST_CHECK_MS)
@@ -913,86 +734,6 @@ wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err)
 }
 
 /* ---------------------------------------------------------------- open / close */
-
-static int
-open_lock_file(wc_db *db, bool create, wc_err *err)
-{
-	int			rc = wc_file_open(db->dir, "LOCK", WC_OPEN_RDWR, &db->lockf, err);
-
-	if (rc == WC_NOT_FOUND && create)
-	{
-		wc_err_clear(err);
-		rc = wc_file_open(db->dir, "LOCK", WC_OPEN_EXCL, &db->lockf, err);
-		if (rc != WC_OK && err->sys_errno == EEXIST)
-		{
-			wc_err_clear(err);
-			rc = wc_file_open(db->dir, "LOCK", WC_OPEN_RDWR, &db->lockf, err);
-		}
-	}
-	return rc;
-}
-
-/*
- * Maps LOCK's shared page.  Every handle holds a shared lock on the attach byte
- * while it is open; a handle that gets it exclusively is alone (the others closed
- * or died: the kernel drops their locks) and (re)initialises the page, then
- * downgrades.  The others wait for the downgrade, so nobody sees a page half made.
- */
-static int
-attach_shared(wc_db *db, wc_err *err)
-{
-	for (int attempt = 0;; attempt++)
-	{
-		void	   *addr;
-		bool		init;
-		int			rc;
-
-		rc = wc_file_lock(&db->lockf, WC_LOCK_ATTACH, true, false, err);
-		init = rc == WC_OK;
-		if (rc == WC_BUSY)
-			rc = wc_file_lock(&db->lockf, WC_LOCK_ATTACH, false, true, err);
-		if (rc != WC_OK)
-			return rc;
-		if (db->shm == NULL)
-		{
-			if ((rc = wc_file_map_shared(&db->lockf, WC_SHARED_BYTES, &addr, err)) != WC_OK)
-				return rc;
-			db->shm = addr;
-		}
-		if (init)
-		{
-			pthread_mutexattr_t attr;
-			int			e;
-
-			memset(db->shm, 0, sizeof(wc_shared));
-			pthread_mutexattr_init(&attr);
-			pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-			pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-			e = pthread_mutex_init(&db->shm->write_mutex, &attr);
-			pthread_mutexattr_destroy(&attr);
-			if (e != 0)
-			{
-				errno = e;
-				return wc_err_sys(err, "could not initialise the write lock in \"LOCK\"");
-			}
-			db->shm->manifest_gen = 1;
-			db->shm->version = WC_SHARED_VERSION;
-			__atomic_store_n(&db->shm->magic, WC_SHARED_MAGIC, __ATOMIC_RELEASE);
-			return wc_file_lock(&db->lockf, WC_LOCK_ATTACH, false, true, err);
-		}
-		if (__atomic_load_n(&db->shm->magic, __ATOMIC_ACQUIRE) == WC_SHARED_MAGIC &&
-			db->shm->version == WC_SHARED_VERSION)
-			return WC_OK;
-		/* its initialiser died before finishing: try to become the initialiser */
-		if (attempt == 20)
-			return wc_err_set(err, WC_CORRUPT,
-							  "the shared page of \"LOCK\" is not initialised (magic %08x, version %u) "
-							  "although another handle has the store open",
-							  db->shm->magic, db->shm->version);
-		wc_db_unlock(db, WC_LOCK_ATTACH);
-		usleep(1000);
-	}
-}
 
 /*
  * A store without MANIFEST is new only if it holds no data: a lost MANIFEST next
@@ -1089,20 +830,7 @@ wc_db_open(const char *dir, const wc_open_opts *opts, wc_db **out, wc_err *err)
 		return wc_err_set(err, WC_NOMEM, "out of memory");
 	}
 	db->lockf.fd = -1;
-	db->opts = *opts;
-	db->opts.families = NULL;
-	db->opts.nfamilies = 0;
-	if (db->opts.log_switch_bytes == 0)
-		db->opts.log_switch_bytes = WC_DEFAULT_LOG_SWITCH;
-	if (db->opts.block_bytes == 0)
-		db->opts.block_bytes = WC_DEFAULT_BLOCK;
-	if (db->opts.bloom_bits_per_key == 0)
-		db->opts.bloom_bits_per_key = WC_DEFAULT_BLOOM;
-	if (db->opts.l0_compaction_trigger <= 0)
-		db->opts.l0_compaction_trigger = WC_DEFAULT_L0_TRIGGER;
-	wc_db_set_ingest_bytes(db, db->opts.ingest_bytes);
-
-	rc = set_families(db, opts->families, opts->nfamilies, err);
+	rc = wc_db_set_options(db, opts, err);
 	if (rc == WC_OK && opts->create_if_missing)
 		rc = wc_env_mkdir(dir, err);
 	if (rc == WC_OK)
@@ -1113,9 +841,7 @@ wc_db_open(const char *dir, const wc_open_opts *opts, wc_db **out, wc_err *err)
 			rc = wc_err_sys(err, "store directory \"%s\" does not exist", dir);
 	}
 	if (rc == WC_OK)
-		rc = open_lock_file(db, opts->create_if_missing, err);
-	if (rc == WC_OK)
-		rc = attach_shared(db, err);
+		rc = wc_db_attach(db, opts->create_if_missing, err);
 	if (rc == WC_OK && !wc_env_exists(dir, "MANIFEST"))
 	{
 		if (opts->create_if_missing)
@@ -1147,9 +873,7 @@ wc_db_close(wc_db *db)
 		logmem_free(db->logs[i]);
 	free(db->logs);
 	wc_manifest_clear(&db->manifest);
-	if (db->shm)
-		wc_file_unmap((const uint8_t *) db->shm, WC_SHARED_BYTES);
-	wc_file_close(&db->lockf);
+	wc_db_detach(db);
 	free(db->fams);
 	free(db->dir);
 	free(db);
@@ -1262,7 +986,7 @@ wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count, uint8
 		 * writer that died holding the lock), look at the file: a writer that died
 		 * mid-append left a torn tail, cut it off.
 		 */
-		if (!shared_get_log(db, &number, &size) || number != active->number ||
+		if (!wc_db_shared_get_log(db, &number, &size) || number != active->number ||
 			size != active->valid_end)
 		{
 			if ((rc = wc_file_size(&active->file, &size, err)) != WC_OK ||
@@ -1326,12 +1050,6 @@ wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count, uint8
 out:
 	wc_db_unlock(db, WC_LOCK_WRITE);
 	return rc;
-}
-
-void
-wc_db_set_ingest_bytes(wc_db *db, size_t bytes)
-{
-	db->ingest_bytes = bytes ? bytes : WC_DEFAULT_INGEST_BYTES;
 }
 
 int

@@ -1,6 +1,7 @@
 /*
- * db_internal.h -- the state of an open store, shared by db.c (open, refresh,
- * write), scan.c, flush.c and compact.c.  See DESIGN.md for the protocol.
+ * db_internal.h -- the state of an open store, shared by lock.c (LOCK and its
+ * shared page), options.c (settings), db.c (open, refresh, write), scan.c,
+ * flush.c and compact.c.  See DESIGN.md for the protocol.
  */
 #ifndef WC_DB_INTERNAL_H
 #define WC_DB_INTERNAL_H
@@ -18,6 +19,7 @@
 /*
  * Bytes of LOCK that carry the locks (DESIGN.md, "Locks").  The write lock is not a
  * file lock but the robust mutex of the shared page; wc_db_lock() hides that.
+ * Order: compact, flush, write, manifest.
  */
 #define WC_LOCK_WRITE		0
 #define WC_LOCK_MANIFEST	1
@@ -151,9 +153,77 @@ struct wc_db
  * nor a log says it changed (a safety net; every rewrite bumps the generation). */
 #define WC_MANIFEST_CHECK_MS	1000
 
-/* db.c */
+/* ---------------------------------------------------------------- lock.c (1) */
+
+/* Opens LOCK (creating it with create) and maps its shared page, initialising the
+ * page when no other handle has the store open. */
+int			wc_db_attach(wc_db *db, bool create, wc_err *err);
+/* Unmaps the page and closes LOCK, which drops every lock of this handle. */
+void		wc_db_detach(wc_db *db);
+/* Takes lock byte (WC_LOCK_*) exclusively; wait=false returns WC_BUSY when held. */
+int			wc_db_lock(wc_db *db, int byte, bool wait, wc_err *err);
 /* Publishes where log number ends (caller holds the write lock); 0 = unknown. */
 void		wc_db_shared_set_log(wc_db *db, uint64_t number, uint64_t end);
+
+/* Inline, as every write and every refresh does them: */
+
+static inline void
+wc_db_unlock(wc_db *db, int byte)
+{
+	wc_err		ignored;
+
+	if (byte == WC_LOCK_WRITE)
+	{
+		pthread_mutex_unlock(&db->shm->write_mutex);
+		return;
+	}
+	wc_err_clear(&ignored);
+	(void) wc_file_unlock(&db->lockf, (uint64_t) byte, &ignored);
+}
+
+/* Where the active log ends, as published; false when unknown or changing. */
+static inline bool
+wc_db_shared_get_log(const wc_db *db, uint64_t *number, uint64_t *end)
+{
+	const wc_shared *shm = db->shm;
+	uint64_t	c1 = __atomic_load_n(&shm->log_change, __ATOMIC_ACQUIRE),
+				c2;
+
+	if (c1 & 1)
+		return false;
+	*number = __atomic_load_n(&shm->log_number, __ATOMIC_RELAXED);
+	*end = __atomic_load_n(&shm->log_end, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	c2 = __atomic_load_n(&shm->log_change, __ATOMIC_RELAXED);
+	return c1 == c2 && *number != 0;
+}
+
+/* The manifest generation, and its bump after every MANIFEST rewrite. */
+static inline uint64_t
+wc_db_shared_manifest_gen(const wc_db *db)
+{
+	return __atomic_load_n(&db->shm->manifest_gen, __ATOMIC_ACQUIRE);
+}
+
+static inline void
+wc_db_shared_manifest_bump(wc_db *db)
+{
+	__atomic_add_fetch(&db->shm->manifest_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* ---------------------------------------------------------------- options.c (1) */
+
+/* Copies opts into db with the defaults filled in, and its families. */
+int			wc_db_set_options(wc_db *db, const wc_open_opts *opts, wc_err *err);
+const wc_family *wc_db_family(const wc_db *db, const uint8_t *name, size_t len);
+/* Sorted-file options for family (an undeclared family gets the defaults). */
+void		wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o);
+/* The outcome of tag from the caller's callback (tag 0, or no callback: committed). */
+int			wc_db_resolve(wc_db *db, uint64_t tag, wc_txn_state *state, wc_err *err);
+/* Nonzero when the caller's callback asks long work to stop. */
+int			wc_db_interrupted(wc_db *db);
+
+/* db.c */
 int			wc_db_refresh_locked(wc_db *db, wc_err *err);
 /* A refresh that always looks at MANIFEST. */
 int			wc_db_refresh_full(wc_db *db, wc_err *err);
@@ -164,15 +234,10 @@ int			wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err);
  * set when out of memory. */
 wc_version *wc_db_version(wc_db *db, wc_err *err);
 void		wc_version_unref(wc_version *v);
-const wc_family *wc_db_family(const wc_db *db, const uint8_t *name, size_t len);
-int			wc_db_lock(wc_db *db, int byte, bool wait, wc_err *err);
-void		wc_db_unlock(wc_db *db, int byte);
 /* Reads MANIFEST fresh into *m; caller holds the manifest lock when it will write. */
 int			wc_db_read_manifest(wc_db *db, wc_manifest *m, wc_err *err);
 /* Writes m (version bumped by the caller). */
 int			wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err);
-int			wc_db_interrupted(wc_db *db);
-int			wc_db_resolve(wc_db *db, uint64_t tag, wc_txn_state *state, wc_err *err);
 void		wc_file_name(char *buf, size_t size, uint64_t number, const char *ext);
 
 /*
@@ -218,8 +283,6 @@ int			wc_db_reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err);
 wc_sst	   *wc_db_find_sst(wc_db *db, uint64_t number);
 
 /* flush.c */
-/* Sorted-file options for family (an undeclared family gets the defaults). */
-void		wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o);
 /* Closes the active log (if not yet) and lists a new one; caller holds the write lock. */
 int			wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err);
 int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);	/* flush lock held */

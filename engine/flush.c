@@ -251,19 +251,6 @@ out:
 	return rc < 0 ? rc : WC_OK;
 }
 
-void
-wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o)
-{
-	const wc_family *f = wc_db_family(db, (const uint8_t *) family, strlen(family));
-
-	memset(o, 0, sizeof(*o));
-	o->family = family;
-	o->level = level;
-	o->compression = f ? f->compression : WC_COMPRESS_LZ4;
-	o->block_bytes = db->opts.block_bytes;
-	o->bloom_bits_per_key = db->opts.bloom_bits_per_key;
-}
-
 /* Writes the memtable of one family as sorted file number; *props->cells may be 0. */
 static int
 write_family(wc_db *db, const wc_fammem *fm, uint64_t number, uint64_t trunc,
