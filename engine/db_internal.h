@@ -1,7 +1,8 @@
 /*
  * db_internal.h -- the state of an open store, shared by lock.c (LOCK and its
- * shared page), options.c (settings), db.c (open, refresh, write), scan.c,
- * flush.c and compact.c.  See DESIGN.md for the protocol.
+ * shared page), options.c (settings), version.c (this process's view: manifest,
+ * log replay, versions, refresh), db.c (open, write), scan.c, flush.c, compact.c
+ * and ingest.c.  See DESIGN.md for the protocol.
  */
 #ifndef WC_DB_INTERNAL_H
 #define WC_DB_INTERNAL_H
@@ -78,7 +79,10 @@ typedef struct wc_held
 	size_t		len;
 } wc_held;
 
-/* This process's view of one live log. */
+/*
+ * This process's view of one live log: what its records applied so far hold.  A
+ * flush that reads a log from disk fills one of its own (for_flush).
+ */
 typedef struct wc_logmem
 {
 	uint64_t	number;
@@ -88,11 +92,15 @@ typedef struct wc_logmem
 	uint64_t	max_seq;		/* highest seq of any record read (any outcome) */
 	uint64_t	trunc;			/* highest DEL_ALL seq applied from this log */
 	bool		closed;			/* its closing marker was read: nothing follows */
+	bool		for_flush;		/* not in db->logs: applying it changes nothing of db */
 	int			nmem;
+	size_t		mem_cap;
 	wc_fammem  *mem;
 	int			nheld;
+	size_t		held_cap;
 	wc_held    *held;
 	int			ningested;		/* sorted files of committed ingest records */
+	size_t		ingested_cap;
 	wc_dbsst   *ingested;
 } wc_logmem;
 
@@ -223,22 +231,44 @@ int			wc_db_resolve(wc_db *db, uint64_t tag, wc_txn_state *state, wc_err *err);
 /* Nonzero when the caller's callback asks long work to stop. */
 int			wc_db_interrupted(wc_db *db);
 
-/* db.c */
-int			wc_db_refresh_locked(wc_db *db, wc_err *err);
-/* A refresh that always looks at MANIFEST. */
+/* ---------------------------------------------------------------- version.c (2) */
+
+/* "NNNNNN.ext", the name of store file number. */
+void		wc_file_name(char *buf, size_t size, uint64_t number, const char *ext);
+/* Reads MANIFEST fresh into *m; caller holds the manifest lock when it will write. */
+int			wc_db_read_manifest(wc_db *db, wc_manifest *m, wc_err *err);
+/* Writes m (its version bumped here) and bumps the shared manifest generation;
+ * after a failure the handle refuses writes (the rename may have happened). */
+int			wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err);
+/* Reserves n consecutive file numbers in the manifest; the first is *first. */
+int			wc_db_reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err);
+/* An open sorted file of this process with that number (manifest or ingested), or NULL. */
+wc_sst	   *wc_db_find_sst(wc_db *db, uint64_t number);
+
+/* A refresh (wc_db_refresh) that always looks at MANIFEST. */
 int			wc_db_refresh_full(wc_db *db, wc_err *err);
-/* Appends the closing marker (an empty batch) to lm, which must be the active log;
- * caller holds the write lock. */
-int			wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err);
 /* The current version, referenced; rebuilt when the state changed.  NULL with err
  * set when out of memory. */
 wc_version *wc_db_version(wc_db *db, wc_err *err);
 void		wc_version_unref(wc_version *v);
-/* Reads MANIFEST fresh into *m; caller holds the manifest lock when it will write. */
-int			wc_db_read_manifest(wc_db *db, wc_manifest *m, wc_err *err);
-/* Writes m (version bumped by the caller). */
-int			wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err);
-void		wc_file_name(char *buf, size_t size, uint64_t number, const char *ext);
+/* Releases the view (versions, files, logs, manifest): for wc_db_close. */
+void		wc_db_view_free(wc_db *db);
+
+/* Applies the entries of a committed batch, positioned in r, to lm's memtables (and,
+ * for a log of the view, raises the handle's applied and truncate seqs). */
+int			wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *r, wc_err *err);
+/* Holds a record whose tag is in progress (a copy of payload). */
+int			wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err);
+/*
+ * Reads log number whole from disk into a logmem of the caller's (*out; free with
+ * wc_db_log_free), every record resolved: with wait, waits a while for a
+ * transaction in progress, then (or at once) fails with WC_BUSY.  For a flush,
+ * whose flush lock makes a file missing from an ingest record WC_CORRUPT.
+ */
+int			wc_db_load_log(wc_db *db, uint64_t number, bool wait, wc_logmem **out, wc_err *err);
+void		wc_db_log_free(wc_logmem *lm);
+
+/* ---------------------------------------------------------------- db.c */
 
 /*
  * Appends one record to the active log under the write lock: parts[0..nparts-1]
@@ -253,34 +283,17 @@ int			wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count,
 						 uint8_t *seq_field, uint64_t flag, wc_batch *const *batches, int n,
 						 uint64_t tag, bool switch_log, uint64_t *seq_base, wc_logmem **active,
 						 wc_err *err);
-/* Holds a record whose tag is in progress (a copy of payload). */
-int			wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err);
+/* Appends the closing marker (an empty batch) to lm, which must be the active log;
+ * caller holds the write lock. */
+int			wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err);
 
 /* ingest.c */
 /* wc_db_write of a bulk write (ingest.h): tag nonzero, no truncate in the batches. */
 int			wc_db_write_ingest(wc_db *db, wc_batch *const *batches, int n, uint64_t count,
 							   uint64_t tag, bool sync, wc_err *err);
-/*
- * Opens (or finds open) the files of the committed ingest record in payload, from
- * log log_number, checks each against the record, and appends them, referenced, to
- * (*files)[*nfiles..], all or none; *last_seq is the record's last sequence number.
- * WC_NOT_FOUND when a file is missing: the caller decides what that means.
- */
-int			wc_db_open_ingest(wc_db *db, uint64_t log_number, const uint8_t *payload,
-							  size_t len, wc_dbsst **files, int *nfiles, uint64_t *last_seq,
-							  wc_err *err);
-/* Opens the files of a committed ingest record into lm.  WC_NOT_FOUND when one is
- * missing: refresh() decides whether the view was stale or the store is damaged. */
-int			wc_db_apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len,
-							   wc_err *err);
 /* File numbers named by the ingest payload into *numbers (malloc'd), or 0 files. */
 int			wc_db_ingest_numbers(const uint8_t *payload, size_t len, uint64_t **numbers, int *n,
 								 wc_err *err);
-
-/* Reserves n consecutive file numbers in the manifest; the first is *first. */
-int			wc_db_reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err);
-/* An open sorted file of this process with that number (manifest or ingested), or NULL. */
-wc_sst	   *wc_db_find_sst(wc_db *db, uint64_t number);
 
 /* flush.c */
 /* Closes the active log (if not yet) and lists a new one; caller holds the write lock. */
