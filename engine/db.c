@@ -1,11 +1,11 @@
 /*
- * db.c -- opening a store, writing batches.
+ * db.c -- a store handle: opening (and creating) a store, closing it, writing to
+ * it, and what it reports about its files.
  *
- * The protocol (locks, manifest, logs, versions) is described in DESIGN.md; this
- * file is its writing half (lock.c holds the locks, options.c the settings,
- * version.c reads the store into this process's view).  flush.c and compact.c
- * move data from logs to sorted files and between sorted files; scan.c reads a
- * version.
+ * The protocol (locks, manifest, logs, versions) is described in DESIGN.md.
+ * wc_db_write chooses between a log record (write.c, the commit path) and a bulk
+ * write (ingest.c); reading is version.c and scan.c; flush.c and compact.c move
+ * data from logs to sorted files and between sorted files.
  */
 #include "db_internal.h"
 
@@ -16,31 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "coding.h"
 #include "err.h"
-#include "ingest.h"
-
-int
-wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err)
-{
-	uint8_t		marker[WC_BATCH_HEADER_MAX];
-	size_t		len;
-	uint64_t	end;
-	int			rc;
-
-	if (lm->closed)
-		return WC_OK;
-	if ((rc = wc_log_repair_tail(&lm->file, lm->valid_end, err)) != WC_OK)
-		return rc;
-	len = wc_batch_encode_header(marker, 0, 0, 0);
-	if ((rc = wc_log_append(&lm->file, lm->valid_end, marker, len, &end, err)) != WC_OK)
-		return rc;
-	lm->valid_end = end;
-	wc_log_reader_skip_to(lm->reader, end);
-	lm->closed = true;
-	wc_db_shared_set_log(db, lm->number, end);
-	return WC_OK;
-}
 
 /* ---------------------------------------------------------------- open / close */
 
@@ -205,154 +181,6 @@ wc_db_destroy(const char *dir, wc_err *err)
 }
 
 /* ---------------------------------------------------------------- writing */
-
-/*
- * Applies our own record (batches[] after header) without reading it back: we hold
- * the write lock and appended it at the valid end, so it is exactly what we wrote.
- * A record with a transaction tag is held until the tag resolves.
- */
-static int
-apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8_t *hdr,
-		  size_t hdr_len, uint64_t seq_base, uint64_t tag, wc_err *err)
-{
-	int			rc = WC_OK;
-
-	if (tag != 0)
-	{
-		size_t		total = hdr_len;
-		uint8_t    *payload;
-
-		for (int i = 0; i < n; i++)
-			total += wc_batch_bytes(batches[i]);
-		if ((payload = malloc(total)) == NULL)
-			return wc_err_set(err, WC_NOMEM, "out of memory");
-		memcpy(payload, hdr, hdr_len);
-		total = hdr_len;
-		for (int i = 0; i < n; i++)
-		{
-			size_t		len;
-			const uint8_t *entries = wc_batch_entries(batches[i], &len);
-
-			memcpy(payload + total, entries, len);
-			total += len;
-		}
-		rc = wc_db_hold(lm, tag, payload, total, err);
-		free(payload);
-		return rc;
-	}
-	for (int i = 0; i < n && rc == WC_OK; i++)
-	{
-		wc_batch_reader r;
-
-		wc_batch_reader_of(&r, batches[i], seq_base);
-		seq_base += r.count;
-		rc = wc_db_apply_entries(db, lm, &r, err);
-	}
-	return rc;
-}
-
-int
-wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count, uint8_t *seq_field,
-			 uint64_t flag, wc_batch *const *batches, int n, uint64_t tag, bool switch_log,
-			 uint64_t *seq_base_out, wc_logmem **active_out, wc_err *err)
-{
-	uint64_t	seq_base,
-				new_end;
-	wc_logmem  *active;
-	int			rc;
-
-	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
-		return rc;
-	rc = wc_db_refresh(db, err);
-	if (rc == WC_OK && db->nlogs == 0)
-		rc = wc_err_set(err, WC_CORRUPT, "MANIFEST lists no log");
-	if (rc == WC_OK && db->logs[db->nlogs - 1]->closed)
-	{
-		/* a switch was cut short (a crash after the marker): finish it */
-		rc = wc_db_switch_log(db, db->logs[db->nlogs - 1], err);
-		if (rc == WC_OK)
-			rc = wc_db_refresh_full(db, err);
-		if (rc == WC_OK && db->logs[db->nlogs - 1]->closed)
-			rc = wc_err_set(err, WC_CORRUPT, "the active log is closed after a log switch");
-	}
-	if (rc != WC_OK)
-		goto out;
-	active = db->logs[db->nlogs - 1];
-	{
-		uint64_t	number,
-					size;
-
-		/*
-		 * The last writer published where it left the log; if that is not known
-		 * (first write to this log since the store was opened, a failed append, a
-		 * writer that died holding the lock), look at the file: a writer that died
-		 * mid-append left a torn tail, cut it off.
-		 */
-		if (!wc_db_shared_get_log(db, &number, &size) || number != active->number ||
-			size != active->valid_end)
-		{
-			if ((rc = wc_file_size(&active->file, &size, err)) != WC_OK ||
-				(size > active->valid_end &&
-				 (rc = wc_log_repair_tail(&active->file, active->valid_end, err)) != WC_OK))
-				goto out;
-		}
-	}
-
-	seq_base = db->manifest.last_seq;
-	for (int i = 0; i < db->nlogs; i++)
-		if (db->logs[i]->max_seq > seq_base)
-			seq_base = db->logs[i]->max_seq;
-	if (db->applied_seq > seq_base)
-		seq_base = db->applied_seq;
-	seq_base++;
-	wc_put_fixed64(seq_field, seq_base | flag);
-
-	rc = wc_log_appendv(&active->file, active->valid_end, parts, nparts, &new_end, err);
-	if (rc != WC_OK)
-	{
-		wc_err		ignored;
-
-		/* leave no partial record behind for the next writer to judge */
-		wc_err_clear(&ignored);
-		(void) wc_file_truncate(&active->file, active->valid_end, &ignored);
-		wc_db_shared_set_log(db, 0, 0);
-		goto out;
-	}
-	wc_db_shared_set_log(db, active->number, new_end);
-	if (seq_base + count - 1 > active->max_seq)
-		active->max_seq = seq_base + count - 1;
-	{
-		uint64_t	old_end = active->valid_end;
-		int			arc;
-
-		active->valid_end = new_end;
-		wc_log_reader_skip_to(active->reader, new_end);
-		if (batches != NULL)
-			arc = apply_own(db, active, batches, n, parts[0].data, parts[0].len, seq_base, tag, err);
-		else
-			arc = wc_db_hold(active, tag, parts[0].data, parts[0].len, err);
-		if (arc != WC_OK)
-		{
-			/* the record is written; only our view lags: read it back next time */
-			active->valid_end = old_end;
-			wc_log_reader_skip_to(active->reader, old_end);
-			wc_err_clear(err);
-		}
-	}
-	if (switch_log || new_end >= db->opts.log_switch_bytes)
-	{
-		wc_err		serr;
-
-		/* the record is written; a failed switch only delays the flush */
-		wc_err_clear(&serr);
-		(void) wc_db_switch_log(db, active, &serr);
-	}
-	*seq_base_out = seq_base;
-	*active_out = active;
-out:
-	wc_db_unlock(db, WC_LOCK_WRITE);
-	return rc;
-}
 
 int
 wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync, wc_err *err)

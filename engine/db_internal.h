@@ -1,8 +1,8 @@
 /*
  * db_internal.h -- the state of an open store, shared by lock.c (LOCK and its
  * shared page), options.c (settings), version.c (this process's view: manifest,
- * log replay, versions, refresh), db.c (open, write), scan.c, flush.c, compact.c
- * and ingest.c.  See DESIGN.md for the protocol.
+ * log replay, versions, refresh), write.c (the commit path), db.c (open, write),
+ * scan.c, flush.c, compact.c and ingest.c.  See DESIGN.md for the protocol.
  */
 #ifndef WC_DB_INTERNAL_H
 #define WC_DB_INTERNAL_H
@@ -268,7 +268,7 @@ int			wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len
 int			wc_db_load_log(wc_db *db, uint64_t number, bool wait, wc_logmem **out, wc_err *err);
 void		wc_db_log_free(wc_logmem *lm);
 
-/* ---------------------------------------------------------------- db.c */
+/* ---------------------------------------------------------------- write.c (3) */
 
 /*
  * Appends one record to the active log under the write lock: parts[0..nparts-1]
@@ -286,6 +286,8 @@ int			wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count,
 /* Appends the closing marker (an empty batch) to lm, which must be the active log;
  * caller holds the write lock. */
 int			wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err);
+/* Closes the active log (if not yet) and lists a new one; caller holds the write lock. */
+int			wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err);
 
 /* ingest.c */
 /* wc_db_write of a bulk write (ingest.h): tag nonzero, no truncate in the batches. */
@@ -296,8 +298,6 @@ int			wc_db_ingest_numbers(const uint8_t *payload, size_t len, uint64_t **number
 								 wc_err *err);
 
 /* flush.c */
-/* Closes the active log (if not yet) and lists a new one; caller holds the write lock. */
-int			wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err);
 int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);	/* flush lock held */
 
 /* compact.c */

@@ -1,5 +1,5 @@
 /*
- * flush.c -- switching the active log and turning full logs into sorted files.
+ * flush.c -- turning logs that are no longer active into sorted files.
  *
  * A log that is no longer active is immutable once it carries its closing marker.
  * Flushing it takes its content from this process's own view when that holds all
@@ -15,55 +15,6 @@
 #include <string.h>
 
 #include "err.h"
-
-/*
- * The order matters: the old log gets its closing marker first, so no writer
- * appends to it once the switch began (a writer reads the marker and looks for
- * the next log); a crash between the marker and the manifest write leaves a
- * closed active log, and the next writer finishes the switch.
- */
-int
-wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err)
-{
-	wc_manifest m;
-	uint64_t   *logs;
-	uint64_t	number;
-	char		name[32];
-	int			rc;
-
-	if ((rc = wc_db_close_log(db, active, err)) != WC_OK)
-		return rc;
-	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
-		return rc;
-	memset(&m, 0, sizeof(m));
-	if ((rc = wc_db_read_manifest(db, &m, err)) != WC_OK)
-		goto out;
-	if (m.nlogs == 0 || m.logs[m.nlogs - 1] != active->number)
-		goto out;				/* someone finished this switch already */
-	number = m.next_file++;
-	wc_file_name(name, sizeof(name), number, "log");
-	if ((rc = wc_env_unlink(db->dir, name, err)) != WC_OK ||
-		(rc = wc_log_create(db->dir, name, number, err)) != WC_OK)
-		goto out;
-	logs = realloc(m.logs, sizeof(uint64_t) * (m.nlogs + 1));
-	if (logs == NULL)
-	{
-		rc = wc_err_set(err, WC_NOMEM, "out of memory");
-		goto out;
-	}
-	m.logs = logs;
-	m.logs[m.nlogs++] = number;
-	/* on failure the new log stays: the manifest may name it (orphans are removed later) */
-	rc = wc_db_write_manifest(db, &m, err);
-	/* we hold the write lock: nobody can have appended to the new log yet, so
-	 * readers need not look at it until a writer publishes a new end */
-	if (rc == WC_OK)
-		wc_db_shared_set_log(db, number, WC_LOG_HEADER_SIZE);
-out:
-	wc_manifest_clear(&m);
-	wc_db_unlock(db, WC_LOCK_MANIFEST);
-	return rc;
-}
 
 /* Writes the memtable of one family as sorted file number; *props->cells may be 0. */
 static int
