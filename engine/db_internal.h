@@ -2,7 +2,8 @@
  * db_internal.h -- the state of an open store, shared by lock.c (LOCK and its
  * shared page), options.c (settings), version.c (this process's view: manifest,
  * log replay, versions, refresh), write.c (the commit path), db.c (open, write),
- * scan.c, flush.c, compact.c and ingest.c.  See DESIGN.md for the protocol.
+ * scan.c, flush.c, compact.c, maintain.c and ingest.c.  See DESIGN.md for the
+ * protocol.
  */
 #ifndef WC_DB_INTERNAL_H
 #define WC_DB_INTERNAL_H
@@ -293,20 +294,20 @@ int			wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err);
 /* wc_db_write of a bulk write (ingest.h): tag nonzero, no truncate in the batches. */
 int			wc_db_write_ingest(wc_db *db, wc_batch *const *batches, int n, uint64_t count,
 							   uint64_t tag, bool sync, wc_err *err);
-/* File numbers named by the ingest payload into *numbers (malloc'd), or 0 files. */
-int			wc_db_ingest_numbers(const uint8_t *payload, size_t len, uint64_t **numbers, int *n,
-								 wc_err *err);
 
-/* flush.c */
-int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);	/* flush lock held */
+/* ---------------------------------------------------------------- flush.c (3) */
 
-/* compact.c */
+/* Flushes every log but the active one; caller holds the flush lock.  Without wait,
+ * a log holding a transaction in progress is WC_BUSY at once. */
+int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);
+
+/* ---------------------------------------------------------------- compact.c (3) */
+
 /* Compacts family's files (only[0..nonly-1], or all when only is NULL); compact lock held. */
 int			wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int nonly,
 								 wc_err *err);
-/* What wc_db_maintain compacts: groups of overlapping files (compact.c); compact lock
- * held when run; without run, returns 1 when there is something to compact. */
+/* What wc_db_maintain compacts: groups of overlapping files; compact lock held when
+ * run; without run, returns 1 when there is something to compact. */
 int			wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err *err);
-int			wc_db_remove_orphans(wc_db *db, wc_err *err);
 
 #endif

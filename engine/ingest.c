@@ -419,27 +419,3 @@ wc_ingest_payload_header(const uint8_t *payload, size_t len, wc_batch_reader *r,
 	wc_ingest_record_clear(&rec);
 	return WC_OK;
 }
-
-int
-wc_db_ingest_numbers(const uint8_t *payload, size_t len, uint64_t **numbers, int *n, wc_err *err)
-{
-	wc_ingest_record rec;
-	int			rc;
-
-	*numbers = NULL;
-	*n = 0;
-	if (!wc_ingest_is_record(payload, len))
-		return WC_OK;
-	if ((rc = wc_ingest_decode(payload, len, &rec, err)) != WC_OK)
-		return rc;
-	if ((*numbers = malloc(sizeof(uint64_t) * (size_t) rec.nfiles)) == NULL)
-		rc = wc_err_set(err, WC_NOMEM, "out of memory");
-	else
-	{
-		for (int i = 0; i < rec.nfiles; i++)
-			(*numbers)[i] = rec.files[i].number;
-		*n = rec.nfiles;
-	}
-	wc_ingest_record_clear(&rec);
-	return rc;
-}
