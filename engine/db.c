@@ -4,7 +4,7 @@
  *
  * The protocol (locks, manifest, logs, versions) is described in DESIGN.md.
  * wc_db_write chooses between a log record (write.c, the commit path) and a bulk
- * write (ingest.c); reading is version.c and scan.c; flush.c and compact.c move
+ * write (bulk.c); reading is version.c and scan.c; flush.c and compact.c move
  * data from logs to sorted files and between sorted files.
  */
 #include "db_internal.h"
@@ -210,7 +210,7 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		return wc_err_set(err, WC_INVALID, "a batch of %llu entries is too large",
 						  (unsigned long long) count);
 	if (tag != 0 && !truncates && bytes >= db->ingest_bytes)
-		return wc_db_write_ingest(db, batches, n, count, tag, sync, err);
+		return wc_db_write_bulk(db, batches, n, count, tag, sync, err);
 	if (n + 1 > (int) (sizeof(stack) / sizeof(stack[0])) &&
 		(parts = malloc(sizeof(wc_slice) * (n + 1))) == NULL)
 		return wc_err_set(err, WC_NOMEM, "out of memory");

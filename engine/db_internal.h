@@ -2,7 +2,7 @@
  * db_internal.h -- the state of an open store, shared by lock.c (LOCK and its
  * shared page), options.c (settings), version.c (this process's view: manifest,
  * log replay, versions, refresh), write.c (the commit path), db.c (open, write),
- * scan.c, flush.c, compact.c, maintain.c and ingest.c.  See DESIGN.md for the
+ * scan.c, flush.c, compact.c, maintain.c and bulk.c.  See DESIGN.md for the
  * protocol.
  */
 #ifndef WC_DB_INTERNAL_H
@@ -290,10 +290,12 @@ int			wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err);
 /* Closes the active log (if not yet) and lists a new one; caller holds the write lock. */
 int			wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err);
 
-/* ingest.c */
-/* wc_db_write of a bulk write (ingest.h): tag nonzero, no truncate in the batches. */
-int			wc_db_write_ingest(wc_db *db, wc_batch *const *batches, int n, uint64_t count,
-							   uint64_t tag, bool sync, wc_err *err);
+/* ---------------------------------------------------------------- bulk.c (3) */
+
+/* wc_db_write of a bulk write (DESIGN.md, "Bulk writes"): tag nonzero, no truncate
+ * in the batches, count entries in all. */
+int			wc_db_write_bulk(wc_db *db, wc_batch *const *batches, int n, uint64_t count,
+							 uint64_t tag, bool sync, wc_err *err);
 
 /* ---------------------------------------------------------------- flush.c (3) */
 
