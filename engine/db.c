@@ -2,10 +2,9 @@
  * db.c -- a store handle: opening (and creating) a store, closing it, writing to
  * it, and what it reports about its files.
  *
- * The protocol (locks, manifest, logs, versions) is described in DESIGN.md.
- * wc_db_write chooses between a log record (write.c, the commit path) and a bulk
- * write (bulk.c); reading is version.c and scan.c; flush.c and compact.c move
- * data from logs to sorted files and between sorted files.
+ * The top of the store core (DESIGN.md, "Layers"): wc_db_write chooses between a
+ * log record (write.c) and a bulk write (bulk.c); reading is version.c and
+ * scan.c, flushing flush.c, maintenance maintain.c.
  */
 #include "db_internal.h"
 

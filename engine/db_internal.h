@@ -1,9 +1,20 @@
 /*
- * db_internal.h -- the state of an open store, shared by lock.c (LOCK and its
- * shared page), options.c (settings), version.c (this process's view: manifest,
- * log replay, versions, refresh), write.c (the commit path), db.c (open, write),
- * scan.c, flush.c, compact.c, maintain.c and bulk.c.  See DESIGN.md for the
- * protocol.
+ * db_internal.h -- the state of an open store, and the functions through which
+ * the files of the store core share it.  The files by layer (DESIGN.md,
+ * "Layers"); a file calls only files of lower layers, and in layer 3 flush.c and
+ * bulk.c call write.c:
+ *
+ *   4  db.c        open, close, wc_db_write, wc_db_files, statistics
+ *      maintain.c  wc_db_maintain, wc_db_compact, orphan removal
+ *   3  flush.c     logs to sorted files      compact.c  merging sorted files
+ *      bulk.c      bulk writes               scan.c     reading a version
+ *      write.c     the commit path: appending a record, closing and switching logs
+ *   2  version.c   MANIFEST, the view's sorted files and logs, the log replay,
+ *                  versions, refresh
+ *   1  lock.c      LOCK: its byte locks, the write mutex, the shared page
+ *      options.c   settings, families, the caller's callbacks
+ *
+ * The sections below follow the files, bottom up.  See DESIGN.md for the protocol.
  */
 #ifndef WC_DB_INTERNAL_H
 #define WC_DB_INTERNAL_H

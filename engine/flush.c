@@ -1,13 +1,14 @@
 /*
- * flush.c -- turning logs that are no longer active into sorted files.
+ * flush.c -- turning logs that are no longer active into sorted files (DESIGN.md,
+ * "Flush and compaction").
  *
  * A log that is no longer active is immutable once it carries its closing marker.
  * Flushing it takes its content from this process's own view when that holds all
- * of it, else reads it from disk (wc_db_load_log: the log replay of version.c)
- * and resolves every record's transaction; writes one sorted file per family with
- * the committed entries; and replaces the log by those files, and by the files of
- * its committed ingest records, in one manifest write (DESIGN.md, "Flush and
- * compaction").
+ * of it, else reads it from disk (wc_db_load_log) and resolves every record's
+ * transaction; writes one sorted file per family with the committed entries; and
+ * replaces the log by those files, and by the files of its committed ingest
+ * records, in one manifest write.  Layer 3 of the store core: it calls write.c
+ * (closing and switching logs), version.c, lock.c and options.c.
  */
 #include "db_internal.h"
 
