@@ -1,6 +1,6 @@
 /*
- * compact.c -- merging a family's sorted files into one, and removing files that
- * no manifest names.
+ * compact.c -- merging a family's sorted files into one, and choosing which files
+ * a minor compaction merges.
  *
  * A compaction takes all sorted files of the family, or (wc_db_maintain) a group
  * of them whose rowkey ranges overlap and that no other file of the family
@@ -10,10 +10,11 @@
  * versions past max_versions, expired versions and tombstones are dropped; a
  * DEL_VERSION within the newest max_versions timestamps is kept, since it still
  * holds its place.
+ *
+ * Layer 3 of the store core: it calls version.c, lock.c and options.c.
  */
 #include "db_internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -176,21 +177,8 @@ wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int no
 		goto out;
 	}
 
-	{
-		/* reserve the output's number */
-		if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
-			goto out;
-		rc = wc_db_read_manifest(db, &m, err);
-		if (rc == WC_OK)
-		{
-			number = m.next_file++;
-			rc = wc_db_write_manifest(db, &m, err);
-		}
-		wc_manifest_clear(&m);
-		wc_db_unlock(db, WC_LOCK_MANIFEST);
-		if (rc != WC_OK)
-			goto out;
-	}
+	if ((rc = wc_db_reserve_numbers(db, 1, &number, err)) != WC_OK)
+		goto out;
 	wc_file_name(name, sizeof(name), number, "sst");
 	wc_db_build_opts(db, family, 1, &o);
 	if ((b = wc_sst_builder_new(db->dir, name, &o, err)) == NULL)
@@ -451,181 +439,5 @@ wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err 
 	free(spans);
 	free(ep);
 	free(numbers);
-	return rc;
-}
-
-/* NNNNNN.ext -> number; false if name is not of that form. */
-static bool
-parse_file_name(const char *name, const char *ext, uint64_t *number)
-{
-	const char *dot = strchr(name, '.');
-	uint64_t	n = 0;
-
-	if (dot == NULL || dot == name || strcmp(dot + 1, ext) != 0)
-		return false;
-	for (const char *p = name; p < dot; p++)
-	{
-		if (*p < '0' || *p > '9' || n > UINT64_MAX / 10)
-			return false;
-		n = n * 10 + (uint64_t) (*p - '0');
-	}
-	*number = n;
-	return true;
-}
-
-int
-wc_db_remove_orphans(wc_db *db, wc_err *err)
-{
-	wc_manifest m;
-	char	  **names = NULL;
-	int			n = 0,
-				rc;
-	uint64_t   *keep = NULL;
-	int			nkeep = 0;
-
-	memset(&m, 0, sizeof(m));
-
-	/*
-	 * Files of ingest records in live logs are in no manifest yet.  A bulk writer
-	 * appends its record before it creates a file, so with the write lock held
-	 * (no record can be appended) and every live log read, each such file that
-	 * exists is named by a record we have read: keep those of committed records
-	 * and of records still in progress.
-	 */
-	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
-		return rc;
-	if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
-	{
-		wc_db_unlock(db, WC_LOCK_WRITE);
-		return rc;
-	}
-	for (int i = 0; rc == WC_OK && i < db->nlogs; i++)
-	{
-		wc_logmem  *lm = db->logs[i];
-		uint64_t   *grown = realloc(keep, sizeof(uint64_t) * (size_t) (nkeep + lm->ningested + 1));
-
-		if (grown == NULL)
-		{
-			rc = wc_err_set(err, WC_NOMEM, "out of memory");
-			break;
-		}
-		keep = grown;
-		for (int j = 0; j < lm->ningested; j++)
-			keep[nkeep++] = lm->ingested[j].number;
-		for (int j = 0; rc == WC_OK && j < lm->nheld; j++)
-		{
-			uint64_t   *numbers;
-			int			k;
-
-			rc = wc_db_ingest_numbers(lm->held[j].payload, lm->held[j].len, &numbers, &k, err);
-			if (rc == WC_OK && k > 0)
-			{
-				if ((grown = realloc(keep, sizeof(uint64_t) * (size_t) (nkeep + k))) == NULL)
-					rc = wc_err_set(err, WC_NOMEM, "out of memory");
-				else
-				{
-					keep = grown;
-					memcpy(keep + nkeep, numbers, sizeof(uint64_t) * (size_t) k);
-					nkeep += k;
-				}
-			}
-			free(numbers);
-		}
-	}
-	if (rc == WC_OK)
-		rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err);
-	if (rc != WC_OK)
-	{
-		wc_db_unlock(db, WC_LOCK_WRITE);
-		free(keep);
-		return rc;
-	}
-	rc = wc_db_read_manifest(db, &m, err);
-	if (rc == WC_OK)
-		rc = wc_env_list(db->dir, &names, &n, err);
-	for (int i = 0; rc == WC_OK && i < n; i++)
-	{
-		uint64_t	number;
-		bool		live = false;
-
-		if (strcmp(names[i], "MANIFEST.tmp") == 0)
-		{
-			rc = wc_env_unlink(db->dir, names[i], err);
-			continue;
-		}
-		if (parse_file_name(names[i], "sst", &number))
-		{
-			for (int j = 0; j < m.nfiles; j++)
-				if (m.files[j].number == number)
-					live = true;
-			for (int j = 0; j < nkeep; j++)
-				if (keep[j] == number)
-					live = true;
-		}
-		else if (parse_file_name(names[i], "log", &number))
-		{
-			for (int j = 0; j < m.nlogs; j++)
-				if (m.logs[j] == number)
-					live = true;
-		}
-		else
-			continue;
-		if (!live && number < m.next_file)
-			rc = wc_env_unlink(db->dir, names[i], err);
-	}
-	wc_db_unlock(db, WC_LOCK_MANIFEST);
-	wc_db_unlock(db, WC_LOCK_WRITE);
-	free(keep);
-	wc_env_free_list(names, n);
-	wc_manifest_clear(&m);
-	return rc;
-}
-
-int
-wc_db_compact(wc_db *db, wc_err *err)
-{
-	int			rc = wc_db_flush(db, err);
-
-	/* a commit in flight keeps its log; the files are compacted all the same */
-	if (rc == WC_BUSY)
-	{
-		wc_err_clear(err);
-		rc = WC_OK;
-	}
-	if (rc != WC_OK)
-		return rc;
-	if ((rc = wc_db_lock(db, WC_LOCK_COMPACT, true, err)) != WC_OK)
-		return rc;
-	if ((rc = wc_db_refresh_full(db, err)) == WC_OK)
-	{
-		/* every family with files, declared or not; each compaction changes the
-		 * manifest, so take the names first */
-		int			nfiles = db->manifest.nfiles;
-		int			nnames = 0;
-		char	  (*names)[WC_MAX_FAMILY + 1] = calloc(nfiles > 0 ? nfiles : 1, WC_MAX_FAMILY + 1);
-
-		if (names == NULL)
-			rc = wc_err_set(err, WC_NOMEM, "out of memory");
-		for (int i = 0; rc == WC_OK && i < nfiles; i++)
-		{
-			const char *family = db->manifest.files[i].props.family;
-			bool		seen = false;
-
-			for (int j = 0; j < nnames; j++)
-				if (strcmp(names[j], family) == 0)
-					seen = true;
-			if (!seen)
-				snprintf(names[nnames++], WC_MAX_FAMILY + 1, "%s", family);
-		}
-		for (int i = 0; rc == WC_OK && i < nnames; i++)
-			rc = wc_db_compact_family(db, names[i], NULL, 0, err);
-		free(names);
-	}
-	if (rc == WC_OK && wc_db_lock(db, WC_LOCK_FLUSH, false, err) == WC_OK)
-	{
-		rc = wc_db_remove_orphans(db, err);
-		wc_db_unlock(db, WC_LOCK_FLUSH);
-	}
-	wc_db_unlock(db, WC_LOCK_COMPACT);
 	return rc;
 }

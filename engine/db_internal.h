@@ -1,6 +1,20 @@
 /*
- * db_internal.h -- the state of an open store, shared by db.c (open, refresh,
- * write), scan.c, flush.c and compact.c.  See DESIGN.md for the protocol.
+ * db_internal.h -- the state of an open store, and the functions through which
+ * the files of the store core share it.  The files by layer (DESIGN.md,
+ * "Layers"); a file calls only files of lower layers, and in layer 3 flush.c and
+ * bulk.c call write.c:
+ *
+ *   4  db.c        open, close, wc_db_write, wc_db_files, statistics
+ *      maintain.c  wc_db_maintain, wc_db_compact, orphan removal
+ *   3  flush.c     logs to sorted files      compact.c  merging sorted files
+ *      bulk.c      bulk writes               scan.c     reading a version
+ *      write.c     the commit path: appending a record, closing and switching logs
+ *   2  version.c   MANIFEST, the view's sorted files and logs, the log replay,
+ *                  versions, refresh
+ *   1  lock.c      LOCK: its byte locks, the write mutex, the shared page
+ *      options.c   settings, families, the caller's callbacks
+ *
+ * The sections below follow the files, bottom up.  See DESIGN.md for the protocol.
  */
 #ifndef WC_DB_INTERNAL_H
 #define WC_DB_INTERNAL_H
@@ -18,6 +32,7 @@
 /*
  * Bytes of LOCK that carry the locks (DESIGN.md, "Locks").  The write lock is not a
  * file lock but the robust mutex of the shared page; wc_db_lock() hides that.
+ * Order: compact, flush, write, manifest.
  */
 #define WC_LOCK_WRITE		0
 #define WC_LOCK_MANIFEST	1
@@ -76,7 +91,10 @@ typedef struct wc_held
 	size_t		len;
 } wc_held;
 
-/* This process's view of one live log. */
+/*
+ * This process's view of one live log: what its records applied so far hold.  A
+ * flush that reads a log from disk fills one of its own (for_flush).
+ */
 typedef struct wc_logmem
 {
 	uint64_t	number;
@@ -86,11 +104,15 @@ typedef struct wc_logmem
 	uint64_t	max_seq;		/* highest seq of any record read (any outcome) */
 	uint64_t	trunc;			/* highest DEL_ALL seq applied from this log */
 	bool		closed;			/* its closing marker was read: nothing follows */
+	bool		for_flush;		/* not in db->logs: applying it changes nothing of db */
 	int			nmem;
+	size_t		mem_cap;
 	wc_fammem  *mem;
 	int			nheld;
+	size_t		held_cap;
 	wc_held    *held;
 	int			ningested;		/* sorted files of committed ingest records */
+	size_t		ingested_cap;
 	wc_dbsst   *ingested;
 } wc_logmem;
 
@@ -151,29 +173,114 @@ struct wc_db
  * nor a log says it changed (a safety net; every rewrite bumps the generation). */
 #define WC_MANIFEST_CHECK_MS	1000
 
-/* db.c */
+/* ---------------------------------------------------------------- lock.c (1) */
+
+/* Opens LOCK (creating it with create) and maps its shared page, initialising the
+ * page when no other handle has the store open. */
+int			wc_db_attach(wc_db *db, bool create, wc_err *err);
+/* Unmaps the page and closes LOCK, which drops every lock of this handle. */
+void		wc_db_detach(wc_db *db);
+/* Takes lock byte (WC_LOCK_*) exclusively; wait=false returns WC_BUSY when held. */
+int			wc_db_lock(wc_db *db, int byte, bool wait, wc_err *err);
 /* Publishes where log number ends (caller holds the write lock); 0 = unknown. */
 void		wc_db_shared_set_log(wc_db *db, uint64_t number, uint64_t end);
-int			wc_db_refresh_locked(wc_db *db, wc_err *err);
-/* A refresh that always looks at MANIFEST. */
+
+/* Inline, as every write and every refresh does them: */
+
+static inline void
+wc_db_unlock(wc_db *db, int byte)
+{
+	wc_err		ignored;
+
+	if (byte == WC_LOCK_WRITE)
+	{
+		pthread_mutex_unlock(&db->shm->write_mutex);
+		return;
+	}
+	wc_err_clear(&ignored);
+	(void) wc_file_unlock(&db->lockf, (uint64_t) byte, &ignored);
+}
+
+/* Where the active log ends, as published; false when unknown or changing. */
+static inline bool
+wc_db_shared_get_log(const wc_db *db, uint64_t *number, uint64_t *end)
+{
+	const wc_shared *shm = db->shm;
+	uint64_t	c1 = __atomic_load_n(&shm->log_change, __ATOMIC_ACQUIRE),
+				c2;
+
+	if (c1 & 1)
+		return false;
+	*number = __atomic_load_n(&shm->log_number, __ATOMIC_RELAXED);
+	*end = __atomic_load_n(&shm->log_end, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	c2 = __atomic_load_n(&shm->log_change, __ATOMIC_RELAXED);
+	return c1 == c2 && *number != 0;
+}
+
+/* The manifest generation, and its bump after every MANIFEST rewrite. */
+static inline uint64_t
+wc_db_shared_manifest_gen(const wc_db *db)
+{
+	return __atomic_load_n(&db->shm->manifest_gen, __ATOMIC_ACQUIRE);
+}
+
+static inline void
+wc_db_shared_manifest_bump(wc_db *db)
+{
+	__atomic_add_fetch(&db->shm->manifest_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* ---------------------------------------------------------------- options.c (1) */
+
+/* Copies opts into db with the defaults filled in, and its families. */
+int			wc_db_set_options(wc_db *db, const wc_open_opts *opts, wc_err *err);
+const wc_family *wc_db_family(const wc_db *db, const uint8_t *name, size_t len);
+/* Sorted-file options for family (an undeclared family gets the defaults). */
+void		wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o);
+/* The outcome of tag from the caller's callback (tag 0, or no callback: committed). */
+int			wc_db_resolve(wc_db *db, uint64_t tag, wc_txn_state *state, wc_err *err);
+/* Nonzero when the caller's callback asks long work to stop. */
+int			wc_db_interrupted(wc_db *db);
+
+/* ---------------------------------------------------------------- version.c (2) */
+
+/* "NNNNNN.ext", the name of store file number. */
+void		wc_file_name(char *buf, size_t size, uint64_t number, const char *ext);
+/* Reads MANIFEST fresh into *m; caller holds the manifest lock when it will write. */
+int			wc_db_read_manifest(wc_db *db, wc_manifest *m, wc_err *err);
+/* Writes m (its version bumped here) and bumps the shared manifest generation;
+ * after a failure the handle refuses writes (the rename may have happened). */
+int			wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err);
+/* Reserves n consecutive file numbers in the manifest; the first is *first. */
+int			wc_db_reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err);
+/* An open sorted file of this process with that number (manifest or ingested), or NULL. */
+wc_sst	   *wc_db_find_sst(wc_db *db, uint64_t number);
+
+/* A refresh (wc_db_refresh) that always looks at MANIFEST. */
 int			wc_db_refresh_full(wc_db *db, wc_err *err);
-/* Appends the closing marker (an empty batch) to lm, which must be the active log;
- * caller holds the write lock. */
-int			wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err);
 /* The current version, referenced; rebuilt when the state changed.  NULL with err
  * set when out of memory. */
 wc_version *wc_db_version(wc_db *db, wc_err *err);
 void		wc_version_unref(wc_version *v);
-const wc_family *wc_db_family(const wc_db *db, const uint8_t *name, size_t len);
-int			wc_db_lock(wc_db *db, int byte, bool wait, wc_err *err);
-void		wc_db_unlock(wc_db *db, int byte);
-/* Reads MANIFEST fresh into *m; caller holds the manifest lock when it will write. */
-int			wc_db_read_manifest(wc_db *db, wc_manifest *m, wc_err *err);
-/* Writes m (version bumped by the caller). */
-int			wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err);
-int			wc_db_interrupted(wc_db *db);
-int			wc_db_resolve(wc_db *db, uint64_t tag, wc_txn_state *state, wc_err *err);
-void		wc_file_name(char *buf, size_t size, uint64_t number, const char *ext);
+/* Releases the view (versions, files, logs, manifest): for wc_db_close. */
+void		wc_db_view_free(wc_db *db);
+
+/* Applies the entries of a committed batch, positioned in r, to lm's memtables (and,
+ * for a log of the view, raises the handle's applied and truncate seqs). */
+int			wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *r, wc_err *err);
+/* Holds a record whose tag is in progress (a copy of payload). */
+int			wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err);
+/*
+ * Reads log number whole from disk into a logmem of the caller's (*out; free with
+ * wc_db_log_free), every record resolved: with wait, waits a while for a
+ * transaction in progress, then (or at once) fails with WC_BUSY.  For a flush,
+ * whose flush lock makes a file missing from an ingest record WC_CORRUPT.
+ */
+int			wc_db_load_log(wc_db *db, uint64_t number, bool wait, wc_logmem **out, wc_err *err);
+void		wc_db_log_free(wc_logmem *lm);
+
+/* ---------------------------------------------------------------- write.c (3) */
 
 /*
  * Appends one record to the active log under the write lock: parts[0..nparts-1]
@@ -188,49 +295,32 @@ int			wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count,
 						 uint8_t *seq_field, uint64_t flag, wc_batch *const *batches, int n,
 						 uint64_t tag, bool switch_log, uint64_t *seq_base, wc_logmem **active,
 						 wc_err *err);
-/* Holds a record whose tag is in progress (a copy of payload). */
-int			wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err);
-
-/* ingest.c */
-/* wc_db_write of a bulk write (ingest.h): tag nonzero, no truncate in the batches. */
-int			wc_db_write_ingest(wc_db *db, wc_batch *const *batches, int n, uint64_t count,
-							   uint64_t tag, bool sync, wc_err *err);
-/*
- * Opens (or finds open) the files of the committed ingest record in payload, from
- * log log_number, checks each against the record, and appends them, referenced, to
- * (*files)[*nfiles..], all or none; *last_seq is the record's last sequence number.
- * WC_NOT_FOUND when a file is missing: the caller decides what that means.
- */
-int			wc_db_open_ingest(wc_db *db, uint64_t log_number, const uint8_t *payload,
-							  size_t len, wc_dbsst **files, int *nfiles, uint64_t *last_seq,
-							  wc_err *err);
-/* Opens the files of a committed ingest record into lm.  WC_NOT_FOUND when one is
- * missing: refresh() decides whether the view was stale or the store is damaged. */
-int			wc_db_apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len,
-							   wc_err *err);
-/* File numbers named by the ingest payload into *numbers (malloc'd), or 0 files. */
-int			wc_db_ingest_numbers(const uint8_t *payload, size_t len, uint64_t **numbers, int *n,
-								 wc_err *err);
-
-/* Reserves n consecutive file numbers in the manifest; the first is *first. */
-int			wc_db_reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err);
-/* An open sorted file of this process with that number (manifest or ingested), or NULL. */
-wc_sst	   *wc_db_find_sst(wc_db *db, uint64_t number);
-
-/* flush.c */
-/* Sorted-file options for family (an undeclared family gets the defaults). */
-void		wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o);
+/* Appends the closing marker (an empty batch) to lm, which must be the active log;
+ * caller holds the write lock. */
+int			wc_db_close_log(wc_db *db, wc_logmem *lm, wc_err *err);
 /* Closes the active log (if not yet) and lists a new one; caller holds the write lock. */
 int			wc_db_switch_log(wc_db *db, wc_logmem *active, wc_err *err);
-int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);	/* flush lock held */
 
-/* compact.c */
+/* ---------------------------------------------------------------- bulk.c (3) */
+
+/* wc_db_write of a bulk write (DESIGN.md, "Bulk writes"): tag nonzero, no truncate
+ * in the batches, count entries in all. */
+int			wc_db_write_bulk(wc_db *db, wc_batch *const *batches, int n, uint64_t count,
+							 uint64_t tag, bool sync, wc_err *err);
+
+/* ---------------------------------------------------------------- flush.c (3) */
+
+/* Flushes every log but the active one; caller holds the flush lock.  Without wait,
+ * a log holding a transaction in progress is WC_BUSY at once. */
+int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);
+
+/* ---------------------------------------------------------------- compact.c (3) */
+
 /* Compacts family's files (only[0..nonly-1], or all when only is NULL); compact lock held. */
 int			wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int nonly,
 								 wc_err *err);
-/* What wc_db_maintain compacts: groups of overlapping files (compact.c); compact lock
- * held when run; without run, returns 1 when there is something to compact. */
+/* What wc_db_maintain compacts: groups of overlapping files; compact lock held when
+ * run; without run, returns 1 when there is something to compact. */
 int			wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err *err);
-int			wc_db_remove_orphans(wc_db *db, wc_err *err);
 
 #endif

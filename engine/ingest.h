@@ -1,17 +1,14 @@
 /*
- * ingest.h -- bulk writes: a large batch written as sorted files that one log
- * record names (DESIGN.md, "Bulk writes").
+ * ingest.h -- ingest records: the log record that names a bulk write's sorted
+ * files (DESIGN.md, "Bulk writes"; the writer is bulk.c, the readers' side
+ * version.c).  Encoding and decoding only, beside batch.h and log.h.
  *
- * A transaction that writes many cells would otherwise put every byte through
- * the log, a memtable in every process that reads the store, and a flush that
- * writes it once more.  Instead, its committing process appends a small ingest
- * record to the log (this gives the entries their sequence numbers, as for any
- * record), then writes the entries, sorted, as one sorted file per family, with
- * those sequence numbers, and fsyncs them before the transaction can commit.
- * Readers resolve the record's transaction tag like a batch record's: committed,
- * the files become part of that log's content; aborted (a crash while the files
- * were being written included), the record is ignored and the files are orphans.
- * A flush moves a committed record's files into the manifest as they are.
+ * A bulk write's committing process appends this small record to the log (which
+ * gives the entries their sequence numbers, as for any record), then writes the
+ * entries as one sorted file per family with those sequence numbers.  Readers
+ * resolve the record's transaction tag like a batch record's: committed, the
+ * files become part of that log's content; aborted, the record is ignored and the
+ * files are orphans.
  *
  * Ingest record payload (FORMAT.md, "Ingest records"), inside a log record of
  * type 1 like a batch; bit 63 of the first field tells them apart:
@@ -62,26 +59,5 @@ void		wc_ingest_record_clear(wc_ingest_record *r);
  */
 int			wc_ingest_payload_header(const uint8_t *payload, size_t len, wc_batch_reader *r,
 									 wc_err *err);
-
-/*
- * The entries of batches[0..n-1] sorted per family, ready to be written: entry i
- * (counting across the batches, in order) will have sequence number seq_base + i.
- * Points into the batches, which must outlive it.
- */
-typedef struct wc_ingest_plan wc_ingest_plan;
-
-/* Decodes and sorts; NULL with err set on failure.  The batches hold no DEL_ALL. */
-wc_ingest_plan *wc_ingest_plan_new(wc_batch *const *batches, int n, wc_err *err);
-void		wc_ingest_plan_free(wc_ingest_plan *p);
-
-/* Number of families, and the name of family i (in the order the files get numbers). */
-int			wc_ingest_plan_families(const wc_ingest_plan *p);
-const char *wc_ingest_plan_family(const wc_ingest_plan *p, int i);
-
-/*
- * The entries of family i in wc_cell_cmp order once seq_base is added to every
- * seq (seqs here count from 0).  *cells stays valid while p and the batches live.
- */
-void		wc_ingest_plan_cells(const wc_ingest_plan *p, int i, const wc_cell **cells, size_t *n);
 
 #endif

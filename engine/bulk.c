@@ -1,0 +1,272 @@
+/*
+ * bulk.c -- bulk writes: a large tagged write written as sorted files, one per
+ * family, that one ingest record in the log names (DESIGN.md, "Bulk writes";
+ * the record's format is in ingest.h).
+ *
+ * Sorting: a bulk write usually arrives in rowkey order with the cells of one
+ * row in any order (COPY of an export, INSERT ... SELECT ... ORDER BY), so each
+ * family's entries are first insertion-sorted, which costs O(n) on such input;
+ * when that has moved more than a few entries per entry on average the input is
+ * not nearly sorted and the rest goes to qsort.
+ *
+ * Layer 3 of the store core: it calls write.c (the append), version.c (file
+ * numbers) and options.c.
+ */
+#include "db_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "ingest.h"
+
+/* Insertion sort gives up after this many moves per entry on average. */
+#define NEARLY_SORTED_MOVES	8
+
+/* The entries of one family, in wc_cell_cmp order once sorted. */
+typedef struct plan_family
+{
+	char		name[WC_MAX_FAMILY + 1];
+	uint32_t	name_len;
+	wc_cell    *cells;			/* point into the batches; seqs count from 0 */
+	size_t		n;
+	size_t		cap;
+} plan_family;
+
+/* The entries of a bulk write's batches sorted per family: entry i (counting
+ * across the batches, in order) will have sequence number seq_base + i. */
+typedef struct plan
+{
+	int			nfams;
+	plan_family fams[WC_MAX_FAMILIES];	/* in the order the files get numbers */
+} plan;
+
+static int
+cell_qsort_cmp(const void *a, const void *b)
+{
+	return wc_cell_cmp(a, b);
+}
+
+static void
+sort_cells(wc_cell *c, size_t n)
+{
+	uint64_t	budget = (uint64_t) n * NEARLY_SORTED_MOVES;
+
+	for (size_t i = 1; i < n; i++)
+	{
+		wc_cell		x;
+		size_t		j = i;
+
+		if (wc_cell_cmp(&c[i - 1], &c[i]) <= 0)
+			continue;
+		x = c[i];
+		while (j > 0 && wc_cell_cmp(&c[j - 1], &x) > 0 && budget > 0)
+		{
+			c[j] = c[j - 1];
+			j--;
+			budget--;
+		}
+		c[j] = x;
+		if (budget == 0)
+		{
+			/* not nearly sorted: c[0..i] may still be out of order, sort it all */
+			qsort(c, n, sizeof(wc_cell), cell_qsort_cmp);
+			return;
+		}
+	}
+}
+
+static plan_family *
+plan_family_get(plan *p, const uint8_t *fam, uint32_t len, int *last, wc_err *err)
+{
+	if (*last >= 0 && p->fams[*last].name_len == len && memcmp(p->fams[*last].name, fam, len) == 0)
+		return &p->fams[*last];
+	for (int i = 0; i < p->nfams; i++)
+		if (p->fams[i].name_len == len && memcmp(p->fams[i].name, fam, len) == 0)
+		{
+			*last = i;
+			return &p->fams[i];
+		}
+	if (p->nfams == WC_MAX_FAMILIES)
+	{
+		wc_err_set(err, WC_INVALID, "a bulk write names more than %d families", WC_MAX_FAMILIES);
+		return NULL;
+	}
+	memcpy(p->fams[p->nfams].name, fam, len);
+	p->fams[p->nfams].name_len = len;
+	*last = p->nfams;
+	return &p->fams[p->nfams++];
+}
+
+static void
+plan_free(plan *p)
+{
+	if (p == NULL)
+		return;
+	for (int i = 0; i < p->nfams; i++)
+		free(p->fams[i].cells);
+	free(p);
+}
+
+/* Decodes and sorts; NULL with err set on failure (a truncate among the entries
+ * included: a bulk write cannot hold one). */
+static plan *
+plan_new(wc_batch *const *batches, int n, wc_err *err)
+{
+	plan	   *p = calloc(1, sizeof(plan));
+	uint64_t	index = 0;
+	int			last = -1;
+
+	if (p == NULL)
+	{
+		wc_err_set(err, WC_NOMEM, "out of memory");
+		return NULL;
+	}
+	for (int b = 0; b < n; b++)
+	{
+		wc_batch_reader r;
+		wc_batch_entry e;
+		int			rc;
+
+		wc_batch_reader_of(&r, batches[b], index);
+		index += r.count;
+		while ((rc = wc_batch_reader_next(&r, &e, err)) == 1)
+		{
+			plan_family *f;
+
+			if (e.type == WC_TYPE_DEL_ALL)
+			{
+				wc_err_set(err, WC_INVALID, "a bulk write cannot hold a truncate");
+				goto fail;
+			}
+			if ((f = plan_family_get(p, e.fam, e.fam_len, &last, err)) == NULL)
+				goto fail;
+			if (f->n == f->cap)
+			{
+				if (!wc_array_reserve(&f->cells, &f->cap, f->n + 1, sizeof(wc_cell)))
+				{
+					wc_err_set(err, WC_NOMEM, "out of memory");
+					goto fail;
+				}
+				wc_env_advise_huge(f->cells, f->cap * sizeof(wc_cell));
+			}
+			f->cells[f->n++] = e.cell;
+		}
+		if (rc < 0)
+			goto fail;
+	}
+	for (int i = 0; i < p->nfams; i++)
+		sort_cells(p->fams[i].cells, p->fams[i].n);
+	return p;
+
+fail:
+	plan_free(p);
+	return NULL;
+}
+
+/* Writes the entries of f as sorted file number, their seqs raised by seq_base. */
+static int
+build_file(wc_db *db, const plan_family *f, uint64_t number, uint64_t seq_base, wc_err *err)
+{
+	wc_sst_build_opts o;
+	wc_sst_builder *b;
+	wc_sst_props props;
+	char		name[32];
+	int			rc;
+
+	wc_file_name(name, sizeof(name), number, "sst");
+	wc_db_build_opts(db, f->name, 0, &o);
+	if ((b = wc_sst_builder_new(db->dir, name, &o, err)) == NULL)
+		return err->code;
+	for (size_t k = 0; k < f->n; k++)
+	{
+		wc_cell		c = f->cells[k];
+
+		c.seq += seq_base;
+		if (wc_sst_builder_add(b, &c) != WC_OK)
+			break;				/* finish reports the first error */
+	}
+	memset(&props, 0, sizeof(props));
+	rc = wc_sst_builder_finish(b, &props, err);
+	wc_sst_props_clear(&props);
+	return rc;
+}
+
+/*
+ * The order is what makes it safe (DESIGN.md, "Bulk writes"): the record is
+ * appended first, so the entries get their sequence numbers and every reader
+ * sees the record (held while the tag is in progress) before any of its files
+ * exists; orphan removal, which looks at the logs under the write lock, then
+ * keeps the files.  The files, the directory and the log are all fsynced before
+ * we return, i.e. before the caller can commit the tag.
+ */
+int
+wc_db_write_bulk(wc_db *db, wc_batch *const *batches, int n, uint64_t count, uint64_t tag,
+				 bool sync, wc_err *err)
+{
+	plan	   *p;
+	wc_ingest_record rec;
+	uint8_t    *payload = NULL;
+	size_t		len;
+	uint64_t	first = 0,
+				seq_base;
+	wc_logmem  *active;
+	wc_slice	part;
+	int			built = 0,
+				rc;
+
+	memset(&rec, 0, sizeof(rec));
+	if ((p = plan_new(batches, n, err)) == NULL)
+		return err->code;
+	rec.seq_base = 1;			/* wc_db_append writes the real one */
+	rec.tag = tag;
+	rec.count = (uint32_t) count;
+	rec.nfiles = p->nfams;
+	if ((rec.files = calloc(rec.nfiles, sizeof(wc_ingest_file))) == NULL)
+	{
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = wc_db_reserve_numbers(db, rec.nfiles, &first, err)) != WC_OK)
+		goto out;
+	for (int i = 0; i < rec.nfiles; i++)
+	{
+		rec.files[i].number = first + (uint64_t) i;
+		snprintf(rec.files[i].family, sizeof(rec.files[i].family), "%s", p->fams[i].name);
+	}
+	if ((rc = wc_ingest_encode(&rec, &payload, &len, err)) != WC_OK)
+		goto out;
+	part.data = payload;
+	part.len = len;
+	/* the log is switched at once, so that a flush soon moves the files into the
+	 * manifest, where compaction sees them */
+	if ((rc = wc_db_append(db, &part, 1, count, payload, WC_INGEST_FLAG, NULL, 0, tag, true,
+						   &seq_base, &active, err)) != WC_OK)
+		goto out;
+	for (; built < rec.nfiles && rc == WC_OK; built++)
+		rc = build_file(db, &p->fams[built], first + (uint64_t) built, seq_base, err);
+	if (rc == WC_OK)
+		rc = wc_env_sync_dir(db->dir, err);
+	if (rc == WC_OK && sync && (rc = wc_file_sync(&active->file, false, err)) != WC_OK)
+		db->failed = true;
+	if (rc != WC_OK)
+	{
+		wc_err		ignored;
+		char		name[32];
+
+		/* the tag will not commit (the caller's contract): the files are orphans;
+		 * a failed build removed its own partial file already */
+		wc_err_clear(&ignored);
+		for (int i = 0; i < built; i++)
+		{
+			wc_file_name(name, sizeof(name), first + (uint64_t) i, "sst");
+			(void) wc_env_unlink(db->dir, name, &ignored);
+		}
+	}
+out:
+	free(payload);
+	wc_ingest_record_clear(&rec);
+	plan_free(p);
+	return rc;
+}

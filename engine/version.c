@@ -1,0 +1,874 @@
+/*
+ * version.c -- this process's view of a store: the MANIFEST it last read, the
+ * sorted files and live logs that manifest names, the log replay that fills the
+ * logs' memtables, and the versions scans read (DESIGN.md, "Reading: refresh,
+ * versions, snapshots").
+ *
+ * replay() is the one place where log records are read and applied: a refresh
+ * reads each live log on from where it stopped, and a flush that cannot take a log
+ * from this view reads it whole from disk (wc_db_load_log).  Layer 2 of the store
+ * core: it calls lock.c and options.c only.
+ */
+#include "db_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "err.h"
+#include "ingest.h"
+
+#define MANIFEST_RETRIES	20
+#define RESOLVE_WAIT_MS		10000	/* how long a waiting flush waits for a commit */
+
+void
+wc_file_name(char *buf, size_t size, uint64_t number, const char *ext)
+{
+	snprintf(buf, size, "%06llu.%s", (unsigned long long) number, ext);
+}
+
+/* ---------------------------------------------------------------- MANIFEST */
+
+static int
+manifest_stat(wc_db *db, struct stat *st, wc_err *err)
+{
+	char		path[4096];
+
+	snprintf(path, sizeof(path), "%s/MANIFEST", db->dir);
+	if (stat(path, st) != 0)
+		return wc_err_sys(err, "could not stat file \"MANIFEST\"");
+	return WC_OK;
+}
+
+static bool
+manifest_same(const wc_db *db, const struct stat *st)
+{
+	return st->st_dev == db->mf_dev && st->st_ino == db->mf_ino && st->st_size == db->mf_size &&
+		(int64_t) st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec == db->mf_mtime_ns;
+}
+
+int
+wc_db_read_manifest(wc_db *db, wc_manifest *m, wc_err *err)
+{
+	return wc_manifest_read(db->dir, m, err);
+}
+
+int
+wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err)
+{
+	int			rc;
+
+	m->version++;
+	rc = wc_manifest_write(db->dir, m, err);
+	/* even after a failure: the rename may have happened */
+	wc_db_shared_manifest_bump(db);
+
+	/*
+	 * A failure may come after the rename (the directory fsync): the new manifest
+	 * may then be the live one.  Callers must not delete a file it names, so they
+	 * leave their outputs as orphans; and as with any failed fsync, this handle
+	 * stops writing until it is reopened.
+	 */
+	if (rc != WC_OK)
+		db->failed = true;
+	return rc;
+}
+
+int
+wc_db_reserve_numbers(wc_db *db, int n, uint64_t *first, wc_err *err)
+{
+	wc_manifest m;
+	int			rc;
+
+	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+		return rc;
+	memset(&m, 0, sizeof(m));
+	rc = wc_db_read_manifest(db, &m, err);
+	if (rc == WC_OK)
+	{
+		*first = m.next_file;
+		m.next_file += (uint64_t) n;
+		rc = wc_db_write_manifest(db, &m, err);
+	}
+	wc_manifest_clear(&m);
+	wc_db_unlock(db, WC_LOCK_MANIFEST);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- open files */
+
+void
+wc_db_log_free(wc_logmem *lm)
+{
+	if (lm == NULL)
+		return;
+	for (int i = 0; i < lm->nmem; i++)
+		wc_memtable_unref(lm->mem[i].mt);
+	free(lm->mem);
+	for (int i = 0; i < lm->nheld; i++)
+		free(lm->held[i].payload);
+	free(lm->held);
+	for (int i = 0; i < lm->ningested; i++)
+		wc_sst_unref(lm->ingested[i].sst);
+	free(lm->ingested);
+	if (lm->reader)
+		wc_log_reader_free(lm->reader);
+	wc_file_close(&lm->file);
+	free(lm);
+}
+
+/* Opens log number, positioned at its first record, with nothing applied. */
+static int
+logmem_open(wc_db *db, uint64_t number, wc_logmem **out, wc_err *err)
+{
+	wc_logmem  *lm = calloc(1, sizeof(wc_logmem));
+	char		name[32];
+	uint64_t	hdr_number;
+	int			rc;
+
+	*out = NULL;
+	if (lm == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	lm->number = number;
+	lm->file.fd = -1;
+	wc_file_name(name, sizeof(name), number, "log");
+	rc = wc_file_open(db->dir, name, WC_OPEN_RDWR, &lm->file, err);
+	if (rc == WC_OK)
+		rc = wc_log_check_header(&lm->file, &hdr_number, err);
+	if (rc == WC_OK && hdr_number != number)
+		rc = wc_err_set(err, WC_CORRUPT, "log \"%s\" says it is log %llu",
+						name, (unsigned long long) hdr_number);
+	if (rc == WC_OK)
+	{
+		lm->valid_end = WC_LOG_HEADER_SIZE;
+		lm->reader = wc_log_reader_new(&lm->file, WC_LOG_HEADER_SIZE);
+		if (lm->reader == NULL)
+			rc = wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	if (rc != WC_OK)
+	{
+		wc_db_log_free(lm);
+		return rc;
+	}
+	*out = lm;
+	return WC_OK;
+}
+
+wc_sst *
+wc_db_find_sst(wc_db *db, uint64_t number)
+{
+	for (int i = 0; i < db->nssts; i++)
+		if (db->ssts[i].number == number)
+			return db->ssts[i].sst;
+	for (int i = 0; i < db->nlogs; i++)
+		for (int j = 0; db->logs[i] && j < db->logs[i]->ningested; j++)
+			if (db->logs[i]->ingested[j].number == number)
+				return db->logs[i]->ingested[j].sst;
+	return NULL;
+}
+
+/*
+ * Makes the open files match MANIFEST: opens new sorted files and logs, drops the
+ * ones no longer listed.  A listed file may have been deleted by a newer manifest
+ * written in between; then we start over with that one.
+ */
+static int
+load_manifest(wc_db *db, wc_err *err)
+{
+	for (int attempt = 0;; attempt++)
+	{
+		wc_manifest m;
+		struct stat st1,
+					st2;
+		wc_dbsst   *ssts = NULL;
+		wc_logmem **logs = NULL;
+		int			rc;
+		bool		vanished = false;
+
+		memset(&m, 0, sizeof(m));
+		if ((rc = manifest_stat(db, &st1, err)) != WC_OK)
+			return rc;
+		if ((rc = wc_manifest_read(db->dir, &m, err)) != WC_OK)
+		{
+			/* a rename may have replaced it between stat and open */
+			if (rc == WC_NOT_FOUND && attempt < MANIFEST_RETRIES)
+			{
+				wc_err_clear(err);
+				continue;
+			}
+			return rc;
+		}
+		if ((rc = manifest_stat(db, &st2, err)) != WC_OK)
+		{
+			wc_manifest_clear(&m);
+			return rc;
+		}
+		if (!(st1.st_ino == st2.st_ino && st1.st_mtim.tv_nsec == st2.st_mtim.tv_nsec &&
+			  st1.st_mtim.tv_sec == st2.st_mtim.tv_sec) && attempt < MANIFEST_RETRIES)
+		{
+			wc_manifest_clear(&m);
+			continue;
+		}
+
+		ssts = calloc(m.nfiles > 0 ? m.nfiles : 1, sizeof(wc_dbsst));
+		logs = calloc(m.nlogs > 0 ? m.nlogs : 1, sizeof(wc_logmem *));
+		if (ssts == NULL || logs == NULL)
+		{
+			free(ssts);
+			free(logs);
+			wc_manifest_clear(&m);
+			return wc_err_set(err, WC_NOMEM, "out of memory");
+		}
+
+		for (int i = 0; i < m.nfiles && rc == WC_OK; i++)
+		{
+			ssts[i].number = m.files[i].number;
+			/* open already, as a file of the old manifest or of a log's ingest record */
+			if ((ssts[i].sst = wc_db_find_sst(db, m.files[i].number)) != NULL)
+				wc_sst_ref(ssts[i].sst);
+			else
+			{
+				char		name[32];
+
+				wc_file_name(name, sizeof(name), m.files[i].number, "sst");
+				rc = wc_sst_open(db->dir, name, &ssts[i].sst, err);
+				if (rc == WC_NOT_FOUND)
+					vanished = true;
+			}
+		}
+		for (int i = 0; i < m.nlogs && rc == WC_OK; i++)
+		{
+			for (int j = 0; j < db->nlogs; j++)
+				if (db->logs[j] && db->logs[j]->number == m.logs[i])
+				{
+					logs[i] = db->logs[j];
+					break;
+				}
+			if (logs[i] == NULL)
+			{
+				rc = logmem_open(db, m.logs[i], &logs[i], err);
+				if (rc == WC_NOT_FOUND)
+					vanished = true;
+			}
+		}
+
+		if (rc != WC_OK)
+		{
+			/* undo: release what this attempt opened or referenced */
+			for (int i = 0; i < m.nfiles; i++)
+				if (ssts[i].sst)
+					wc_sst_unref(ssts[i].sst);
+			for (int i = 0; i < m.nlogs; i++)
+			{
+				bool		ours = true;
+
+				for (int j = 0; j < db->nlogs; j++)
+					if (logs[i] == db->logs[j])
+						ours = false;
+				if (ours)
+					wc_db_log_free(logs[i]);
+			}
+			free(ssts);
+			free(logs);
+			wc_manifest_clear(&m);
+			if (vanished && attempt < MANIFEST_RETRIES)
+			{
+				struct stat st3;
+
+				if (manifest_stat(db, &st3, err) == WC_OK &&
+					!(st3.st_ino == st2.st_ino && st3.st_mtim.tv_nsec == st2.st_mtim.tv_nsec &&
+					  st3.st_mtim.tv_sec == st2.st_mtim.tv_sec))
+				{
+					wc_err_clear(err);
+					continue;
+				}
+				return wc_err_relabel(err, WC_CORRUPT, "MANIFEST lists a file that does not exist");
+			}
+			return rc;
+		}
+
+		/* commit the new set */
+		for (int j = 0; j < db->nssts; j++)
+			wc_sst_unref(db->ssts[j].sst);
+		free(db->ssts);
+		db->ssts = ssts;
+		db->nssts = m.nfiles;
+		for (int j = 0; j < db->nlogs; j++)
+		{
+			bool		kept = false;
+
+			for (int i = 0; i < m.nlogs; i++)
+				if (logs[i] == db->logs[j])
+					kept = true;
+			if (!kept)
+				wc_db_log_free(db->logs[j]);
+		}
+		free(db->logs);
+		db->logs = logs;
+		db->nlogs = m.nlogs;
+		wc_manifest_clear(&db->manifest);
+		db->manifest = m;
+		if (m.truncate_seq > db->truncate_seq)
+			db->truncate_seq = m.truncate_seq;
+		if (m.last_seq > db->applied_seq)
+			db->applied_seq = m.last_seq;
+		db->mf_dev = st2.st_dev;
+		db->mf_ino = st2.st_ino;
+		db->mf_size = st2.st_size;
+		db->mf_mtime_ns = (int64_t) st2.st_mtim.tv_sec * 1000000000 + st2.st_mtim.tv_nsec;
+		db->dirty = true;
+		return WC_OK;
+	}
+}
+
+/* ---------------------------------------------------------------- log replay */
+
+static wc_memtable *
+logmem_family(wc_logmem *lm, const uint8_t *fam, uint32_t fam_len, wc_err *err)
+{
+	wc_fammem  *fm;
+
+	for (int i = 0; i < lm->nmem; i++)
+		if (strlen(lm->mem[i].family) == fam_len && memcmp(lm->mem[i].family, fam, fam_len) == 0)
+			return lm->mem[i].mt;
+	if (!wc_array_reserve(&lm->mem, &lm->mem_cap, (size_t) lm->nmem + 1, sizeof(wc_fammem)))
+		goto oom;
+	fm = &lm->mem[lm->nmem];
+	memset(fm, 0, sizeof(wc_fammem));
+	memcpy(fm->family, fam, fam_len);
+	if ((fm->mt = wc_memtable_new()) == NULL)
+		goto oom;
+	lm->nmem++;
+	return fm->mt;
+
+oom:
+	wc_err_set(err, WC_NOMEM, "out of memory");
+	return NULL;
+}
+
+int
+wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, wc_err *err)
+{
+	wc_batch_reader r = *rd;
+	wc_batch_entry e;
+	int			rc;
+
+	while ((rc = wc_batch_reader_next(&r, &e, err)) == 1)
+	{
+		if (e.type == WC_TYPE_DEL_ALL)
+		{
+			if (!lm->for_flush && e.cell.seq > db->truncate_seq)
+				db->truncate_seq = e.cell.seq;
+			if (e.cell.seq > lm->trunc)
+				lm->trunc = e.cell.seq;
+			continue;
+		}
+		else
+		{
+			wc_memtable *mt = logmem_family(lm, e.fam, e.fam_len, err);
+
+			if (mt == NULL)
+				return err->code;
+			if ((rc = wc_memtable_add(mt, &e.cell, err)) != WC_OK)
+				return rc;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	if (lm->for_flush)
+		return WC_OK;
+	if (r.count > 0 && r.seq_base + r.count - 1 > db->applied_seq)
+		db->applied_seq = r.seq_base + r.count - 1;
+	db->dirty = true;
+	return WC_OK;
+}
+
+int
+wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err)
+{
+	uint8_t    *copy;
+
+	if (!wc_array_reserve(&lm->held, &lm->held_cap, (size_t) lm->nheld + 1, sizeof(wc_held)) ||
+		(copy = malloc(len ? len : 1)) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	memcpy(copy, payload, len);
+	lm->held[lm->nheld].tag = tag;
+	lm->held[lm->nheld].payload = copy;
+	lm->held[lm->nheld].len = len;
+	lm->nheld++;
+	return WC_OK;
+}
+
+/*
+ * Opens (or finds open) the files of the committed ingest record in payload, checks
+ * each against the record, and adds them, referenced, to lm, all or none.
+ * WC_NOT_FOUND when a file is missing: the caller decides what that means.
+ */
+static int
+apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_err *err)
+{
+	wc_ingest_record rec;
+	int			opened = 0,
+				rc;
+
+	if ((rc = wc_ingest_decode(payload, len, &rec, err)) != WC_OK)
+		return rc;
+	if (!wc_array_reserve(&lm->ingested, &lm->ingested_cap,
+						  (size_t) lm->ningested + (size_t) rec.nfiles, sizeof(wc_dbsst)))
+	{
+		wc_ingest_record_clear(&rec);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < rec.nfiles && rc == WC_OK; i++)
+	{
+		char		name[32];
+		wc_sst	   *sst = wc_db_find_sst(db, rec.files[i].number);
+		const wc_sst_props *p;
+
+		wc_file_name(name, sizeof(name), rec.files[i].number, "sst");
+		if (sst != NULL)
+			wc_sst_ref(sst);
+		else if ((rc = wc_sst_open(db->dir, name, &sst, err)) != WC_OK)
+			break;
+		p = wc_sst_get_props(sst);
+		if (strcmp(p->family, rec.files[i].family) != 0 || p->cells == 0 ||
+			p->seq_min < rec.seq_base || p->seq_max > rec.seq_base + rec.count - 1)
+		{
+			char		log[32];
+
+			wc_file_name(log, sizeof(log), lm->number, "log");
+			rc = wc_err_set(err, WC_CORRUPT,
+							"sorted file %s (family \"%s\", seqs %llu..%llu) is not what the ingest record in %s names (family \"%s\", seqs %llu..%llu)",
+							name, p->family, (unsigned long long) p->seq_min,
+							(unsigned long long) p->seq_max, log, rec.files[i].family,
+							(unsigned long long) rec.seq_base,
+							(unsigned long long) (rec.seq_base + rec.count - 1));
+			wc_sst_unref(sst);
+			break;
+		}
+		lm->ingested[lm->ningested + opened].number = rec.files[i].number;
+		lm->ingested[lm->ningested + opened].sst = sst;
+		opened++;
+	}
+	if (rc != WC_OK)
+	{
+		for (int i = 0; i < opened; i++)
+			wc_sst_unref(lm->ingested[lm->ningested + i].sst);
+	}
+	else
+	{
+		lm->ningested += opened;
+		if (!lm->for_flush)
+		{
+			if (rec.seq_base + rec.count - 1 > db->applied_seq)
+				db->applied_seq = rec.seq_base + rec.count - 1;
+			db->dirty = true;
+		}
+	}
+	wc_ingest_record_clear(&rec);
+	return rc;
+}
+
+/* Applies a committed record of either kind to lm. */
+static int
+apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_err *err)
+{
+	wc_batch_reader r;
+	int			rc;
+
+	if (wc_ingest_is_record(payload, len))
+		return apply_ingest(db, lm, payload, len, err);
+	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
+		return rc;
+	return wc_db_apply_entries(db, lm, &r, err);
+}
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * What tag resolves to.  A log of the view keeps a record in progress aside; a
+ * flush cannot, so with wait it waits up to RESOLVE_WAIT_MS for the outcome, and
+ * then, or without wait, fails with WC_BUSY.
+ */
+static int
+resolve_record(wc_db *db, const wc_logmem *lm, uint64_t tag, bool wait, wc_txn_state *state,
+			   wc_err *err)
+{
+	for (int waited = 0;; waited++)
+	{
+		int			rc = wc_db_resolve(db, tag, state, err);
+		char		name[32];
+
+		if (rc != WC_OK || *state != WC_TXN_IN_PROGRESS || !lm->for_flush)
+			return rc;
+		if (wait && waited < RESOLVE_WAIT_MS && !wc_db_interrupted(db))
+		{
+			sleep_ms(1);
+			continue;
+		}
+		wc_file_name(name, sizeof(name), lm->number, "log");
+		return wc_err_set(err, WC_BUSY, "log %s holds a transaction that is still in progress",
+						  name);
+	}
+}
+
+/*
+ * Reads lm's records from where it stopped (lm->valid_end) up to offset until,
+ * or to its first incomplete record, or to its closing marker, and applies each by
+ * its transaction's outcome: committed, to lm's memtables (an ingest record: its
+ * files); aborted, not at all; in progress, see resolve_record.  On failure lm
+ * stays at the record that failed, to be read again.
+ */
+static int
+replay(wc_db *db, wc_logmem *lm, uint64_t until, bool wait, wc_err *err)
+{
+	while (lm->valid_end < until)
+	{
+		const uint8_t *payload;
+		size_t		len;
+		uint64_t	end;
+		wc_batch_reader r;
+		wc_txn_state state;
+		int			rc;
+
+		rc = wc_log_read(lm->reader, &payload, &len, &end, err);
+		if (rc <= 0)
+			return rc;
+		if ((rc = wc_ingest_payload_header(payload, len, &r, err)) != WC_OK)
+		{
+			char		name[32];
+
+			wc_file_name(name, sizeof(name), lm->number, "log");
+			return wc_err_relabel(err, rc, "bad batch record in %s ending at offset %llu", name,
+								  (unsigned long long) end);
+		}
+		if (r.count == 0)
+		{
+			/* the closing marker: a writer switched to a newer log */
+			lm->valid_end = end;
+			lm->closed = true;
+			if (!lm->for_flush)
+				db->manifest_stale = true;
+			return WC_OK;
+		}
+		if (r.seq_base + r.count - 1 > lm->max_seq)
+			lm->max_seq = r.seq_base + r.count - 1;
+		if ((rc = resolve_record(db, lm, r.tag, wait, &state, err)) != WC_OK)
+			return rc;
+		if (state == WC_TXN_COMMITTED)
+			rc = apply_payload(db, lm, payload, len, err);
+		else if (state == WC_TXN_IN_PROGRESS)
+			rc = wc_db_hold(lm, r.tag, payload, len, err);
+		if (rc != WC_OK)
+		{
+			/* read this record again next time (an ingest record's file may be
+			 * missing because our manifest is stale: see refresh) */
+			wc_log_reader_skip_to(lm->reader, lm->valid_end);
+			return rc;
+		}
+		lm->valid_end = end;
+	}
+	return WC_OK;
+}
+
+int
+wc_db_load_log(wc_db *db, uint64_t number, bool wait, wc_logmem **out, wc_err *err)
+{
+	wc_logmem  *lm;
+	int			rc;
+
+	*out = NULL;
+	if ((rc = logmem_open(db, number, &lm, err)) != WC_OK)
+		return rc;
+	lm->for_flush = true;
+	rc = replay(db, lm, UINT64_MAX, wait, err);
+	/* the log is live and only its flush (the caller holds the flush lock) moves
+	 * its files: a missing one is lost */
+	if (rc == WC_NOT_FOUND)
+		rc = wc_err_relabel(err, WC_CORRUPT, "a live log's ingest record names a missing file");
+	if (rc != WC_OK)
+	{
+		wc_db_log_free(lm);
+		return rc;
+	}
+	*out = lm;
+	return WC_OK;
+}
+
+/*
+ * The shared page does not know where the active log ends (it is rebuilt when a
+ * handle opens the store with no other handle on it, as a backend does after all
+ * others closed theirs), and lm, the active log, is read to its end: publish
+ * that end, so that later refreshes in every process need no fstat until the
+ * next write.  Only under the write lock (not waited for), and only if the file
+ * still ends there: then no writer can be appending and no torn tail is left.
+ */
+static void
+publish_log_end(wc_db *db, wc_logmem *lm)
+{
+	uint64_t	size,
+				number,
+				end;
+	wc_err		ignored;
+
+	if (db->nlogs == 0 || lm != db->logs[db->nlogs - 1] || lm->closed)
+		return;
+	wc_err_clear(&ignored);
+	if (wc_db_lock(db, WC_LOCK_WRITE, false, &ignored) != WC_OK)
+		return;
+	if (!wc_db_shared_get_log(db, &number, &end) &&
+		wc_file_size(&lm->file, &size, &ignored) == WC_OK && size == lm->valid_end)
+		wc_db_shared_set_log(db, lm->number, size);
+	wc_db_unlock(db, WC_LOCK_WRITE);
+}
+
+/* Brings lm, a log of the view, up to date: held records and new ones. */
+static int
+logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
+{
+	uint64_t	number,
+				size;
+	int			rc;
+
+	/* records whose transaction was in progress last time */
+	for (int i = 0; i < lm->nheld;)
+	{
+		wc_txn_state state;
+
+		if ((rc = wc_db_resolve(db, lm->held[i].tag, &state, err)) != WC_OK)
+			return rc;
+		if (state == WC_TXN_IN_PROGRESS)
+		{
+			i++;
+			continue;
+		}
+		if (state == WC_TXN_COMMITTED &&
+			(rc = apply_payload(db, lm, lm->held[i].payload, lm->held[i].len, err)) != WC_OK)
+			return rc;			/* still held: a WC_NOT_FOUND is retried */
+		free(lm->held[i].payload);
+		lm->held[i] = lm->held[--lm->nheld];
+	}
+
+	if (lm->closed)
+		return WC_OK;
+	/* nothing appended since last time: no read at all, and when the shared page
+	 * knows where this log ends, not even a system call */
+	if (wc_db_shared_get_log(db, &number, &size) && number == lm->number)
+	{
+		if (size <= lm->valid_end)
+			return WC_OK;
+	}
+	else
+	{
+		if ((rc = wc_file_size(&lm->file, &size, err)) != WC_OK)
+			return rc;
+		if (size <= lm->valid_end)
+		{
+			publish_log_end(db, lm);
+			return WC_OK;
+		}
+	}
+
+	/*
+	 * Up to that size: whatever committed before this refresh began lies below
+	 * it.  Reading on would chase a writer appending meanwhile, a read per
+	 * record; the next refresh takes those records in one go.
+	 */
+	return replay(db, lm, size, false, err);
+}
+
+/* ---------------------------------------------------------------- versions */
+
+void
+wc_version_unref(wc_version *v)
+{
+	if (v == NULL || --v->refs > 0)
+		return;
+	for (int i = 0; i < v->nssts; i++)
+		wc_sst_unref(v->ssts[i]);
+	for (int i = 0; i < v->nmems; i++)
+		wc_memtable_unref(v->mems[i].mt);
+	free(v->ssts);
+	free(v->mems);
+	free(v);
+}
+
+static int
+build_version(wc_db *db, wc_err *err)
+{
+	wc_version *v = calloc(1, sizeof(wc_version));
+	int			nmems = 0;
+	int			nssts = db->nssts;
+
+	if (v == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	for (int i = 0; i < db->nlogs; i++)
+	{
+		nmems += db->logs[i]->nmem;
+		nssts += db->logs[i]->ningested;
+	}
+	v->refs = 1;
+	v->snapshot_seq = db->applied_seq;
+	v->truncate_seq = db->truncate_seq;
+	v->ssts = calloc(nssts > 0 ? nssts : 1, sizeof(wc_sst *));
+	v->mems = calloc(nmems > 0 ? nmems : 1, sizeof(wc_fammem));
+	if (v->ssts == NULL || v->mems == NULL)
+	{
+		free(v->ssts);
+		free(v->mems);
+		free(v);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < db->nssts; i++)
+	{
+		v->ssts[v->nssts++] = db->ssts[i].sst;
+		wc_sst_ref(db->ssts[i].sst);
+	}
+	for (int i = 0; i < db->nlogs; i++)
+		for (int j = 0; j < db->logs[i]->ningested; j++)
+		{
+			v->ssts[v->nssts++] = db->logs[i]->ingested[j].sst;
+			wc_sst_ref(db->logs[i]->ingested[j].sst);
+		}
+	for (int i = 0; i < db->nlogs; i++)
+		for (int j = 0; j < db->logs[i]->nmem; j++)
+		{
+			v->mems[v->nmems] = db->logs[i]->mem[j];
+			wc_memtable_ref(v->mems[v->nmems].mt);
+			v->nmems++;
+		}
+	wc_version_unref(db->current);
+	db->current = v;
+	db->dirty = false;
+	return WC_OK;
+}
+
+/*
+ * Built when asked for, not at every refresh: a writer marks the state changed at
+ * every write, and rebuilding references every sorted file and memtable.
+ */
+wc_version *
+wc_db_version(wc_db *db, wc_err *err)
+{
+	if ((db->dirty || db->current == NULL) && build_version(db, err) != WC_OK)
+		return NULL;
+	db->current->refs++;
+	return db->current;
+}
+
+/* ---------------------------------------------------------------- refresh */
+
+static int
+check_manifest(wc_db *db, wc_err *err)
+{
+	struct stat st;
+	int			rc;
+
+	if ((rc = manifest_stat(db, &st, err)) != WC_OK)
+		return rc;
+	db->manifest_checked_ms = wc_env_monotonic_ms();
+	db->manifest_stale = false;
+	if (!manifest_same(db, &st))
+		return load_manifest(db, err);
+	return WC_OK;
+}
+
+/*
+ * Catches up: new records in the logs and, when a log was closed (or the
+ * manifest was not looked at for a while, or force), a new manifest.  New data
+ * only ever goes to the active log, and a writer closes a log with a marker
+ * before it lists the next one, so a process that reads the marker knows to look
+ * at the manifest; flushes and compactions change only the manifest and are seen
+ * within WC_MANIFEST_CHECK_MS (the old files and logs stay readable until then).
+ * Inline in its two callers: a write's catching up on the log is one call.
+ */
+static inline int
+refresh(wc_db *db, bool force, wc_err *err)
+{
+	int			rc;
+	uint64_t	gen = wc_db_shared_manifest_gen(db);
+
+	if (force || db->manifest_stale || db->current == NULL || gen != db->manifest_gen ||
+		wc_env_monotonic_ms() - db->manifest_checked_ms >= WC_MANIFEST_CHECK_MS)
+	{
+		/* gen read first: a rewrite after this point bumps it again */
+		if ((rc = check_manifest(db, err)) != WC_OK)
+			return rc;
+		db->manifest_gen = gen;
+	}
+	for (int round = 0;; round++)
+	{
+		rc = WC_OK;
+		for (int i = 0; i < db->nlogs && rc == WC_OK; i++)
+			rc = logmem_catch_up(db, db->logs[i], err);
+		if (rc == WC_NOT_FOUND)
+		{
+			/*
+			 * A committed ingest record names a sorted file that is gone.  After
+			 * our last look at MANIFEST, a flush may have moved the file out of
+			 * that log (and a compaction removed it): then the current MANIFEST no
+			 * longer lists the log.  If it still does, the file is lost.
+			 */
+			if (round < 3)
+			{
+				wc_err_clear(err);
+				if ((rc = check_manifest(db, err)) != WC_OK)
+					return rc;
+				continue;
+			}
+			return wc_err_relabel(err, WC_CORRUPT,
+								  "a live log's ingest record names a missing file");
+		}
+		if (rc != WC_OK)
+			return rc;
+		/* a log closed under us: the manifest names its successor (a few rounds
+		 * at most; a switch still in progress is picked up next time) */
+		if (!db->manifest_stale || round == 3)
+			break;
+		if ((rc = check_manifest(db, err)) != WC_OK)
+			return rc;
+		if (db->nlogs > 0 && db->logs[db->nlogs - 1]->closed)
+			db->manifest_stale = true;
+	}
+	if (db->current == NULL)
+		return build_version(db, err);	/* the first refresh: a version from now on */
+	return WC_OK;
+}
+
+int
+wc_db_refresh(wc_db *db, wc_err *err)
+{
+	return refresh(db, false, err);
+}
+
+int
+wc_db_refresh_full(wc_db *db, wc_err *err)
+{
+	return refresh(db, true, err);
+}
+
+void
+wc_db_view_free(wc_db *db)
+{
+	wc_version_unref(db->current);
+	db->current = NULL;
+	for (int i = 0; i < db->nssts; i++)
+		wc_sst_unref(db->ssts[i].sst);
+	free(db->ssts);
+	db->ssts = NULL;
+	db->nssts = 0;
+	for (int i = 0; i < db->nlogs; i++)
+		wc_db_log_free(db->logs[i]);
+	free(db->logs);
+	db->logs = NULL;
+	db->nlogs = 0;
+	wc_manifest_clear(&db->manifest);
+}
