@@ -9,35 +9,30 @@
 void
 wc_vis_rules_init(wc_vis_rules *rules)
 {
-	memset(rules, 0, sizeof(*rules));
-	rules->mode = WC_VIS_READ;
-	rules->trunc = 0;
-	rules->snapshot = WC_SEQ_MAX;
-	rules->pend_trunc = 0;
-	rules->pend_max = WC_SEQ_MAX;
-	rules->max_versions = 0;
-	rules->ttl_cutoff = INT64_MIN;
-	rules->ts_min = INT64_MIN;
-	rules->ts_max = INT64_MAX;
-	rules->quals = NULL;
-	rules->nquals = 0;
-	rules->qual_prefixes = NULL;
-	rules->nqual_prefixes = 0;
+	/* the fields not named are 0 or NULL: no truncate point, every version, every
+	 * column */
+	*rules = (wc_vis_rules) {
+		.mode = WC_VIS_READ,
+		.snapshot = WC_SEQ_MAX,
+		.pend_max = WC_SEQ_MAX,
+		.ttl_cutoff = INT64_MIN,
+		.ts_min = INT64_MIN,
+		.ts_max = INT64_MAX,
+	};
 }
 
 void
 wc_vis_init(wc_vis *vis, const wc_vis_rules *rules)
 {
-	memset(vis, 0, sizeof(*vis));
-	vis->rules = *rules;
+	*vis = (wc_vis) {.rules = *rules};
 }
 
 void
 wc_vis_free(wc_vis *vis)
 {
-	wc_vis_rules rules = vis->rules;
-
 	free(vis->row);
 	free(vis->qual);
-	wc_vis_init(vis, &rules);
+	vis->row = vis->qual = NULL;
+	vis->row_cap = vis->qual_cap = 0;
+	wc_vis_reset(vis);
 }

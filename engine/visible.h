@@ -58,8 +58,8 @@ typedef enum wc_vis_verdict
 {
 	WC_VIS_SKIP,				/* READ: not returned; COMPACT: dropped; a later
 								 * entry of the column may be emitted */
-	WC_VIS_SKIP_COLUMN,			/* neither this nor any later entry of its column: a
-								 * reader may seek past the column */
+	WC_VIS_SKIP_COLUMN,			/* not emitted, nor is any later entry of its
+								 * column: a reader may seek past the column */
 	WC_VIS_EMIT					/* READ: a visible put; COMPACT: keep it */
 } wc_vis_verdict;
 
@@ -115,14 +115,14 @@ typedef struct wc_vis
 } wc_vis;
 
 /* Rules of a reader that sees every write: READ mode, no truncate, no snapshot
- * limit, no retention, every timestamp. */
+ * limit, no retention, every timestamp and every column. */
 void		wc_vis_rules_init(wc_vis_rules *rules);
 
 /* Starts vis with rules (copied); no allocation until the first entry. */
 void		wc_vis_init(wc_vis *vis, const wc_vis_rules *rules);
 
-/* Frees vis's buffers and leaves it as wc_vis_init does, with the same rules (so it
- * may be freed twice). */
+/* Frees vis's buffers; vis keeps its rules and may be fed again (from a row's
+ * start) or freed again. */
 void		wc_vis_free(wc_vis *vis);
 
 /* Forgets the current row and column: the next entry fed must be the first of its

@@ -112,7 +112,8 @@ test_defaults(void)
 	wc_vis_rules_init(&r);
 	CHECK(r.mode == WC_VIS_READ && r.trunc == 0 && r.snapshot == WC_SEQ_MAX &&
 		  r.pend_trunc == 0 && r.pend_max == WC_SEQ_MAX && r.max_versions == 0 &&
-		  r.ttl_cutoff == INT64_MIN && r.ts_min == INT64_MIN && r.ts_max == INT64_MAX,
+		  r.ttl_cutoff == INT64_MIN && r.ts_min == INT64_MIN && r.ts_max == INT64_MAX &&
+		  r.nquals == 0 && r.nqual_prefixes == 0,
 		  "wc_vis_rules_init sees everything");
 	CHECK(wc_vis_ttl_cutoff(1000, 0) == INT64_MIN, "no ttl");
 	CHECK(wc_vis_ttl_cutoff(1000, 300) == 700, "ttl 300 at 1000");
