@@ -5,13 +5,11 @@
  * A compaction takes all sorted files of the family, or (wc_db_maintain) a group
  * of them whose rowkey ranges overlap and that no other file of the family
  * overlaps.  Either way it sees every entry of the rows it covers that a tombstone
- * in them could mask (the logs hold only newer sequence numbers) and can apply the
- * read rules of DESIGN.md exactly: masked entries, older writes of one timestamp,
- * versions past max_versions, expired versions and tombstones are dropped; a
- * DEL_VERSION within the newest max_versions timestamps is kept, since it still
- * holds its place.
+ * in them could mask (the logs hold only newer sequence numbers), so it keeps what
+ * the visibility step says in its compaction mode (visible.h): what a reader sees,
+ * and the DEL_VERSION entries that still hold a place within max_versions.
  *
- * Layer 3 of the store core: it calls version.c, lock.c and options.c.
+ * Layer 3 of the store core: it calls version.c, lock.c, options.c and visible.c.
  */
 #include "db_internal.h"
 
@@ -20,84 +18,9 @@
 #include <time.h>
 
 #include "err.h"
+#include "visible.h"
 
 #define INTERRUPT_EVERY 4096
-
-/* What the filter remembers about the current row and column. */
-typedef struct compact_state
-{
-	uint8_t    *row;
-	size_t		row_len,
-				row_cap;
-	bool		have_row;
-	uint64_t	fam_tomb;
-	uint8_t    *qual;
-	size_t		qual_len,
-				qual_cap;
-	bool		have_col;
-	uint64_t	col_tomb;
-	uint32_t	slots;
-	bool		have_ts;
-	int64_t		last_ts;
-} compact_state;
-
-/* Decides whether c survives; returns 1 keep, 0 drop, <0 error. */
-static int
-compact_keep(compact_state *st, const wc_cell *c, uint64_t trunc, uint32_t max_versions,
-			 int64_t ttl_cutoff)
-{
-	uint64_t	mask;
-
-	if (c->seq < trunc)
-		return 0;
-	if (!st->have_row || wc_row_cmp(c->row, c->row_len, st->row, st->row_len) != 0)
-	{
-		if (!wc_buf_reserve(&st->row, &st->row_cap, c->row_len))
-			return WC_NOMEM;
-		memcpy(st->row, c->row, c->row_len);
-		st->row_len = c->row_len;
-		st->have_row = true;
-		st->have_col = false;
-		st->fam_tomb = 0;
-	}
-	if (c->type == WC_TYPE_DEL_FAMILY)
-	{
-		if (c->seq > st->fam_tomb)
-			st->fam_tomb = c->seq;
-		return 0;
-	}
-	if (!st->have_col || wc_row_cmp(c->qual, c->qual_len, st->qual, st->qual_len) != 0)
-	{
-		if (!wc_buf_reserve(&st->qual, &st->qual_cap, c->qual_len))
-			return WC_NOMEM;
-		if (c->qual_len)
-			memcpy(st->qual, c->qual, c->qual_len);
-		st->qual_len = c->qual_len;
-		st->have_col = true;
-		st->col_tomb = 0;
-		st->slots = 0;
-		st->have_ts = false;
-	}
-	if (c->type == WC_TYPE_DEL_COLUMN)
-	{
-		if (c->seq > st->col_tomb)
-			st->col_tomb = c->seq;
-		return 0;
-	}
-	mask = st->fam_tomb > st->col_tomb ? st->fam_tomb : st->col_tomb;
-	if (c->seq <= mask || (st->have_ts && c->ts == st->last_ts))
-		return 0;
-	st->have_ts = true;
-	st->last_ts = c->ts;
-	st->slots++;
-	if (max_versions != 0 && st->slots > max_versions)
-		return 0;
-	if (c->ts < ttl_cutoff)
-		return 0;
-	if (c->type == WC_TYPE_DEL_VERSION)
-		return max_versions != 0 ? 1 : 0;
-	return 1;
-}
 
 int
 wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int nonly,
@@ -111,35 +34,32 @@ wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int no
 	wc_sst_builder *b = NULL;
 	wc_sst_build_opts o;
 	wc_sst_props props;
-	compact_state st;
+	wc_vis_rules rules;
+	wc_vis		vis;
 	wc_manifest m;
 	const wc_family *f;
-	uint32_t	max_versions = 0;
-	int64_t		ttl_cutoff = INT64_MIN;
 	uint64_t	number = 0,
-				trunc,
 				until_check = INTERRUPT_EVERY;
 	char		name[32];
 	int			rc;
 	bool		output_made = false;
 
-	memset(&st, 0, sizeof(st));
 	memset(&m, 0, sizeof(m));
 	memset(&props, 0, sizeof(props));
 	if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
 		return rc;
 	if ((v = wc_db_version(db, err)) == NULL)
 		return err->code;
-	trunc = db->manifest.truncate_seq;
+	wc_vis_rules_init(&rules);
+	rules.mode = WC_VIS_COMPACT;
+	rules.trunc = db->manifest.truncate_seq;
 	f = wc_db_family(db, (const uint8_t *) family, strlen(family));
 	if (f)
 	{
-		int64_t		now = wc_env_now_ms();
-
-		max_versions = f->max_versions;
-		if (f->ttl_ms > 0 && now > INT64_MIN + f->ttl_ms)
-			ttl_cutoff = now - f->ttl_ms;
+		rules.max_versions = f->max_versions;
+		rules.ttl_cutoff = wc_vis_ttl_cutoff(wc_env_now_ms(), f->ttl_ms);
 	}
+	wc_vis_init(&vis, &rules);
 
 	/* inputs: every sorted file of the family, as in the manifest we refreshed to */
 	inputs = calloc(db->nssts > 0 ? db->nssts : 1, sizeof(uint64_t));
@@ -189,7 +109,7 @@ wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int no
 	for (wc_iter_seek_first(merge); wc_iter_valid(merge); wc_iter_next(merge))
 	{
 		const wc_cell *c = wc_iter_cell(merge);
-		int			keep;
+		int			verdict;
 
 		if (--until_check == 0)
 		{
@@ -200,13 +120,13 @@ wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int no
 				goto out;
 			}
 		}
-		keep = compact_keep(&st, c, trunc, max_versions, ttl_cutoff);
-		if (keep < 0)
+		verdict = wc_vis_step(&vis, c);
+		if (verdict < 0)
 		{
-			rc = wc_err_set(err, keep, "out of memory");
+			rc = wc_err_set(err, verdict, "out of memory");
 			goto out;
 		}
-		if (keep && (rc = wc_sst_builder_add(b, c)) != WC_OK)
+		if (verdict == WC_VIS_EMIT && (rc = wc_sst_builder_add(b, c)) != WC_OK)
 			break;
 	}
 	if ((rc = wc_iter_status(merge, err)) != WC_OK)
@@ -288,8 +208,7 @@ out:
 	wc_sst_props_clear(&props);
 	wc_manifest_clear(&m);
 	free(inputs);
-	free(st.row);
-	free(st.qual);
+	wc_vis_free(&vis);
 	wc_version_unref(v);
 	return rc;
 }

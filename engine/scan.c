@@ -3,8 +3,8 @@
  *
  * A scan has one stream per family it reads.  A stream merges that family's
  * sources (the caller's pending batches, the memtables of live logs, the sorted
- * files that can hold a match) and decides, in one pass over the merged entries,
- * which versions are visible (DESIGN.md, "Visibility").  The scan then merges the
+ * files that can hold a match) and feeds the merged entries to the visibility step
+ * (visible.h), which says which versions are visible.  The scan then merges the
  * streams by (rowkey, family) so rows come out in (rowkey, family, qualifier,
  * ts desc) order.
  */
@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "visible.h"
 
 #define INTERRUPT_EVERY 4096
 #define SKIP_BY_NEXT	8		/* versions stepped over before seeking past a column */
@@ -52,8 +53,6 @@ typedef struct fam_stream
 {
 	char		name[WC_MAX_FAMILY + 1];
 	size_t		name_len;
-	uint32_t	max_versions;
-	int64_t		ttl_cutoff;		/* versions with ts below are expired; INT64_MIN = none */
 
 	int			nsrc;
 	source	   *src;
@@ -63,20 +62,7 @@ typedef struct fam_stream
 	bool		step_first;		/* the merge sits on the cell returned last */
 	bool		done;
 
-	/* visibility state */
-	uint8_t    *row;
-	size_t		row_len,
-				row_cap;
-	bool		have_row;
-	uint64_t	fam_tomb;
-	uint8_t    *qual;
-	size_t		qual_len,
-				qual_cap;
-	bool		have_col;
-	uint64_t	col_tomb;
-	uint32_t	slots;
-	bool		have_ts;
-	int64_t		last_ts;
+	wc_vis		vis;			/* the family's rules and where the merge is */
 
 	bool		has_cell;
 	wc_cell_view out;
@@ -175,6 +161,7 @@ sst_wanted(wc_scan *scan, const fam_stream *fs, wc_sst *s)
 {
 	const wc_sst_props *p = wc_sst_get_props(s);
 	const wc_scan_opts *o = scan->opts;
+	const wc_vis_rules *r = &fs->vis.rules;
 	bool		any = false;
 
 	if (p->cells == 0 || scan->pend_trunc != 0 || p->seq_max < scan->trunc)
@@ -193,8 +180,8 @@ sst_wanted(wc_scan *scan, const fam_stream *fs, wc_sst *s)
 	if (p->range_tombstones == 0)
 	{
 		/* older versions never decide whether newer ones are visible */
-		if (p->ts_max < o->ts_min || p->ts_max < fs->ttl_cutoff ||
-			(fs->max_versions == 0 && p->ts_min > o->ts_max))
+		if (p->ts_max < o->ts_min || p->ts_max < r->ttl_cutoff ||
+			(r->max_versions == 0 && p->ts_min > o->ts_max))
 		{
 			scan->stats.files_skipped_time++;
 			return false;
@@ -266,13 +253,25 @@ stream_init(wc_scan *scan, fam_stream *fs, const wc_family *f, int64_t now)
 {
 	wc_version *v = scan->v;
 	int			cap = scan->opts->npending + v->nmems + v->nssts;
+	wc_vis_rules rules;
 
 	memcpy(fs->name, f->name, f->name_len);
 	fs->name_len = f->name_len;
-	fs->max_versions = f->max_versions;
-	fs->ttl_cutoff = INT64_MIN;
-	if (f->ttl_ms > 0 && now > INT64_MIN + f->ttl_ms)
-		fs->ttl_cutoff = now - f->ttl_ms;
+	wc_vis_rules_init(&rules);
+	rules.mode = WC_VIS_READ;
+	rules.trunc = scan->trunc;
+	rules.snapshot = v->snapshot_seq;
+	rules.pend_trunc = scan->pend_trunc;
+	rules.pend_max = scan->pend_max;
+	rules.max_versions = f->max_versions;
+	rules.ttl_cutoff = wc_vis_ttl_cutoff(now, f->ttl_ms);
+	rules.ts_min = scan->opts->ts_min;
+	rules.ts_max = scan->opts->ts_max;
+	rules.quals = scan->opts->quals;
+	rules.nquals = scan->opts->nquals;
+	rules.qual_prefixes = scan->opts->qual_prefixes;
+	rules.nqual_prefixes = scan->opts->nqual_prefixes;
+	wc_vis_init(&fs->vis, &rules);
 	fs->src = calloc(cap > 0 ? cap : 1, sizeof(source));
 	if (fs->src == NULL)
 		return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
@@ -319,11 +318,10 @@ stream_free(fam_stream *fs)
 	for (int i = 0; i < fs->nsrc; i++)
 		wc_iter_close(fs->src[i].iter);
 	free(fs->src);
-	free(fs->row);
-	free(fs->qual);
+	wc_vis_free(&fs->vis);
 }
 
-/* ---------------------------------------------------------------- visibility */
+/* ---------------------------------------------------------------- reading */
 
 /* Positions fs at the start of range fs->range_idx; done when none is left. */
 static void
@@ -332,8 +330,7 @@ stream_seek_range(wc_scan *scan, fam_stream *fs)
 	const wc_key_range *r;
 	wc_cell		target;
 
-	fs->have_row = false;
-	fs->have_col = false;
+	wc_vis_reset(&fs->vis);
 	fs->step_first = false;
 	if (fs->merge == NULL || (scan->nranges > 0 && fs->range_idx >= scan->nranges) ||
 		(scan->nranges == 0 && fs->range_idx > 0))
@@ -367,26 +364,11 @@ stream_seek_range(wc_scan *scan, fam_stream *fs)
 	wc_iter_seek(fs->merge, &target);
 }
 
-static bool
-qual_wanted(const wc_scan_opts *o, const uint8_t *q, size_t len)
-{
-	if (o->nquals == 0 && o->nqual_prefixes == 0)
-		return true;
-	for (int i = 0; i < o->nquals; i++)
-		if (o->quals[i].len == len && (len == 0 || memcmp(o->quals[i].data, q, len) == 0))
-			return true;
-	for (int i = 0; i < o->nqual_prefixes; i++)
-		if (o->qual_prefixes[i].len <= len &&
-			(o->qual_prefixes[i].len == 0 ||
-			 memcmp(o->qual_prefixes[i].data, q, o->qual_prefixes[i].len) == 0))
-			return true;
-	return false;
-}
-
-/* Moves past every remaining entry of the current column (fs->row, fs->qual). */
+/* Moves past every remaining entry of the current column (the last one fed to vis). */
 static void
 stream_skip_column(fam_stream *fs)
 {
+	const wc_vis *vis = &fs->vis;
 	wc_cell		target;
 
 	for (int i = 0; i < SKIP_BY_NEXT; i++)
@@ -398,16 +380,16 @@ stream_skip_column(fam_stream *fs)
 			return;
 		c = wc_iter_cell(fs->merge);
 		if (c->type == WC_TYPE_DEL_FAMILY ||
-			wc_row_cmp(c->row, c->row_len, fs->row, fs->row_len) != 0 ||
-			wc_row_cmp(c->qual, c->qual_len, fs->qual, fs->qual_len) != 0)
+			wc_row_cmp(c->row, c->row_len, vis->row, vis->row_len) != 0 ||
+			wc_row_cmp(c->qual, c->qual_len, vis->qual, vis->qual_len) != 0)
 			return;
 	}
 	/* past (row, qual, ts = INT64_MIN, seq 0): seq 0 is never given out */
 	memset(&target, 0, sizeof(target));
-	target.row = fs->row;
-	target.row_len = (uint32_t) fs->row_len;
-	target.qual = fs->qual;
-	target.qual_len = (uint32_t) fs->qual_len;
+	target.row = vis->row;
+	target.row_len = (uint32_t) vis->row_len;
+	target.qual = vis->qual;
+	target.qual_len = (uint32_t) vis->qual_len;
 	target.type = WC_TYPE_PUT;
 	target.ts = INT64_MIN;
 	target.seq = 0;
@@ -422,28 +404,10 @@ stream_fail(wc_scan *scan, fam_stream *fs, int code)
 	return code;
 }
 
-/* Starts a new column at c: copies its qualifier, resets the version state. */
-static int
-stream_start_column(wc_scan *scan, fam_stream *fs, const wc_cell *c)
-{
-	if (!wc_buf_reserve(&fs->qual, &fs->qual_cap, c->qual_len))
-		return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
-	if (c->qual_len)
-		memcpy(fs->qual, c->qual, c->qual_len);
-	fs->qual_len = c->qual_len;
-	fs->have_col = true;
-	fs->col_tomb = 0;
-	fs->slots = 0;
-	fs->have_ts = false;
-	return WC_OK;
-}
-
 /* Finds the next visible cell of fs: has_cell, or done (error in scan->failed). */
 static int
 stream_advance(wc_scan *scan, fam_stream *fs)
 {
-	const wc_scan_opts *o = scan->opts;
-
 	fs->has_cell = false;
 	if (fs->step_first)
 	{
@@ -453,7 +417,6 @@ stream_advance(wc_scan *scan, fam_stream *fs)
 	while (!fs->done)
 	{
 		const wc_cell *c;
-		uint64_t	mask;
 		int			rc;
 
 		if (!wc_iter_valid(fs->merge))
@@ -479,80 +442,15 @@ stream_advance(wc_scan *scan, fam_stream *fs)
 			stream_seek_range(scan, fs);
 			continue;
 		}
-		/* snapshot and truncation */
-		if (c->seq >= WC_SEQ_PENDING_BASE)
+		rc = wc_vis_step(&fs->vis, c);
+		if (rc != WC_VIS_EMIT)
 		{
-			if (c->seq > scan->pend_max || c->seq < scan->pend_trunc)
-			{
-				wc_iter_next(fs->merge);
-				continue;
-			}
-		}
-		else if (c->seq > scan->v->snapshot_seq || c->seq < scan->trunc || scan->pend_trunc != 0)
-		{
-			wc_iter_next(fs->merge);
-			continue;
-		}
-
-		if (!fs->have_row || wc_row_cmp(c->row, c->row_len, fs->row, fs->row_len) != 0)
-		{
-			if (!wc_buf_reserve(&fs->row, &fs->row_cap, c->row_len))
-				return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
-			memcpy(fs->row, c->row, c->row_len);
-			fs->row_len = c->row_len;
-			fs->have_row = true;
-			fs->have_col = false;
-			fs->fam_tomb = 0;
-		}
-		if (c->type == WC_TYPE_DEL_FAMILY)
-		{
-			if (c->seq > fs->fam_tomb)
-				fs->fam_tomb = c->seq;
-			wc_iter_next(fs->merge);
-			continue;
-		}
-		if (!fs->have_col || wc_row_cmp(c->qual, c->qual_len, fs->qual, fs->qual_len) != 0)
-		{
-			if ((rc = stream_start_column(scan, fs, c)) != WC_OK)
-				return rc;
-			if (!qual_wanted(o, fs->qual, fs->qual_len))
-			{
+			if (rc < 0)
+				return stream_fail(scan, fs, wc_err_set(&scan->err, rc, "out of memory"));
+			if (rc == WC_VIS_SKIP_COLUMN)
 				stream_skip_column(fs);
-				continue;
-			}
-		}
-		if (c->type == WC_TYPE_DEL_COLUMN)
-		{
-			if (c->seq > fs->col_tomb)
-				fs->col_tomb = c->seq;
-			wc_iter_next(fs->merge);
-			continue;
-		}
-
-		mask = fs->fam_tomb > fs->col_tomb ? fs->fam_tomb : fs->col_tomb;
-		if (c->seq <= mask || (fs->have_ts && c->ts == fs->last_ts))
-		{
-			/* masked, or an older write of a timestamp already decided */
-			wc_iter_next(fs->merge);
-			continue;
-		}
-		fs->have_ts = true;
-		fs->last_ts = c->ts;
-		fs->slots++;
-		if (fs->max_versions != 0 && fs->slots > fs->max_versions)
-		{
-			stream_skip_column(fs);
-			continue;
-		}
-		if (c->type != WC_TYPE_PUT || c->ts > o->ts_max)
-		{
-			wc_iter_next(fs->merge);
-			continue;
-		}
-		if (c->ts < fs->ttl_cutoff || c->ts < o->ts_min)
-		{
-			/* every older version is expired or out of range as well */
-			stream_skip_column(fs);
+			else
+				wc_iter_next(fs->merge);
 			continue;
 		}
 

@@ -1,0 +1,257 @@
+/*
+ * visible.h -- which entries of a family a reader sees and a compaction keeps.
+ *
+ * The read rules of DESIGN.md ("Visibility") as one step, shared by the scan
+ * (scan.c) and the compaction (compact.c), so that a compaction keeps exactly what
+ * readers need: reading its output returns what reading its input did.  A wc_vis
+ * is fed the entries of one family in cell order (cell.h) and answers, for each,
+ * one wc_vis_verdict:
+ *
+ *   - which writes exist: a committed entry (seq < WC_SEQ_PENDING_BASE) exists when
+ *     trunc <= seq <= snapshot and no pending truncate is set; a pending one (a
+ *     writer's own uncommitted entry) when pend_trunc <= seq <= pend_max.  An entry
+ *     that does not exist takes no part in anything below.  (wc_vis_seq_exists
+ *     alone decides this: the place for any other notion of a reader's snapshot.)
+ *   - masking: a DEL_FAMILY of the row and a DEL_COLUMN of the column hide entries
+ *     with a lower seq; of the entries of one timestamp only the one with the highest
+ *     seq counts (so a DEL_VERSION hides older writes of its timestamp, and a put
+ *     written after a delete is visible: deletes are ordered by seq, not by ts).
+ *   - max_versions: the newest N timestamps of a column that survive masking hold a
+ *     place each, whether their latest entry is a put or a DEL_VERSION, so deleting
+ *     the newest version does not bring an older one back.  0 = no limit.
+ *   - ttl: versions with ts < ttl_cutoff are gone.
+ *   - the reader's filters: its time range [ts_min, ts_max] (a version outside it
+ *     is not returned but still holds its place for max_versions) and its columns
+ *     (quals, qual_prefixes: a column not asked for is skipped whole).
+ *
+ * Modes.  WC_VIS_READ (a scan): WC_VIS_EMIT means "a put to return".  WC_VIS_COMPACT
+ * (a compaction that sees, for every row it covers, every sorted file that can hold
+ * an entry of that row: all files of the family, or a group no other file overlaps;
+ * the logs hold only higher seqs): WC_VIS_EMIT means "write it to the output".  What
+ * it keeps is what a reader sees, plus the DEL_VERSION entries that hold a place
+ * within max_versions (with max_versions 0 they have no place to hold: the entries
+ * they mask are dropped with them).  Tombstones of the other kinds and everything
+ * masked, beyond max_versions or expired are dropped.  A compaction that saw only
+ * some of the files of its rows could not use this mode: it would have to keep
+ * tombstones and what they might mask elsewhere (there is no such compaction).
+ *
+ * The step is static inline: it is the scan's per-cell path.  It copies the row on
+ * a new row and the qualifier on a new column, nothing per cell otherwise.
+ */
+#ifndef WC_VISIBLE_H
+#define WC_VISIBLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cell.h"
+#include "env.h"
+
+typedef enum wc_vis_mode
+{
+	WC_VIS_READ,
+	WC_VIS_COMPACT
+} wc_vis_mode;
+
+typedef enum wc_vis_verdict
+{
+	WC_VIS_SKIP,				/* READ: not returned; COMPACT: dropped; a later
+								 * entry of the column may be emitted */
+	WC_VIS_SKIP_COLUMN,			/* not emitted, nor is any later entry of its
+								 * column: a reader may seek past the column */
+	WC_VIS_EMIT					/* READ: a visible put; COMPACT: keep it */
+} wc_vis_verdict;
+
+/* What a reader or compaction sees: fill with wc_vis_rules_init, then set fields. */
+typedef struct wc_vis_rules
+{
+	wc_vis_mode mode;
+	uint64_t	trunc;			/* committed entries below are gone (truncate point) */
+	uint64_t	snapshot;		/* committed entries above are not in the snapshot */
+	uint64_t	pend_trunc;		/* nonzero: a pending truncate: every committed entry
+								 * and the pending ones below are gone */
+	uint64_t	pend_max;		/* pending entries above were written after the reader
+								 * began */
+	uint32_t	max_versions;	/* 0 = every version */
+	int64_t		ttl_cutoff;		/* versions with ts below are expired; INT64_MIN = none */
+
+	/*
+	 * READ only; a compaction leaves the defaults (every ts, every column).  The
+	 * time range returned, and the columns: those whose qualifier equals one of
+	 * quals or starts with one of qual_prefixes (neither = every column).  The
+	 * arrays are the caller's and must outlive vis.
+	 */
+	int64_t		ts_min,
+				ts_max;
+	const wc_slice *quals;
+	int			nquals;
+	const wc_slice *qual_prefixes;
+	int			nqual_prefixes;
+} wc_vis_rules;
+
+/*
+ * The state: the rules, and what the entries fed so far say about the current row
+ * and column.  row/row_len and qual/qual_len are the row and column of the last
+ * entry that reached them (a copy: valid until the next wc_vis_step or reset); a
+ * caller may read them (a scan seeks past a column with them), never write them.
+ */
+typedef struct wc_vis
+{
+	wc_vis_rules rules;
+	bool		have_row;
+	bool		have_col;
+	bool		have_ts;
+	uint32_t	slots;			/* timestamps of the column that hold a place so far */
+	int64_t		last_ts;		/* the last of them */
+	uint64_t	fam_tomb;		/* highest DEL_FAMILY seq of the row, or 0 */
+	uint64_t	col_tomb;		/* highest DEL_COLUMN seq of the column, or 0 */
+	uint8_t    *row;
+	size_t		row_len,
+				row_cap;
+	uint8_t    *qual;
+	size_t		qual_len,
+				qual_cap;
+} wc_vis;
+
+/* Rules of a reader that sees every write: READ mode, no truncate, no snapshot
+ * limit, no retention, every timestamp and every column. */
+void		wc_vis_rules_init(wc_vis_rules *rules);
+
+/* Starts vis with rules (copied); no allocation until the first entry. */
+void		wc_vis_init(wc_vis *vis, const wc_vis_rules *rules);
+
+/* Frees vis's buffers; vis keeps its rules and may be fed again (from a row's
+ * start) or freed again. */
+void		wc_vis_free(wc_vis *vis);
+
+/* Forgets the current row and column: the next entry fed must be the first of its
+ * row (as after a scan's seek to the start of a row range). */
+static inline void
+wc_vis_reset(wc_vis *vis)
+{
+	vis->have_row = false;
+	vis->have_col = false;
+}
+
+/* The ttl_cutoff of a family whose versions live ttl_ms, at now_ms (both ms since
+ * the epoch); INT64_MIN (none) when ttl_ms is 0. */
+static inline int64_t
+wc_vis_ttl_cutoff(int64_t now_ms, int64_t ttl_ms)
+{
+	if (ttl_ms > 0 && now_ms > INT64_MIN + ttl_ms)
+		return now_ms - ttl_ms;
+	return INT64_MIN;
+}
+
+/* Is the column with qualifier q[0..len-1] one the reader asks for? */
+static inline bool
+wc_vis_column_wanted(const wc_vis_rules *r, const uint8_t *q, size_t len)
+{
+	if (r->nquals == 0 && r->nqual_prefixes == 0)
+		return true;
+	for (int i = 0; i < r->nquals; i++)
+		if (r->quals[i].len == len && (len == 0 || memcmp(r->quals[i].data, q, len) == 0))
+			return true;
+	for (int i = 0; i < r->nqual_prefixes; i++)
+		if (r->qual_prefixes[i].len <= len &&
+			(r->qual_prefixes[i].len == 0 ||
+			 memcmp(r->qual_prefixes[i].data, q, r->qual_prefixes[i].len) == 0))
+			return true;
+	return false;
+}
+
+/* Does an entry with this seq exist for the reader (snapshot and truncate points)? */
+static inline bool
+wc_vis_seq_exists(const wc_vis_rules *r, uint64_t seq)
+{
+	if (seq >= WC_SEQ_PENDING_BASE)
+		return seq <= r->pend_max && seq >= r->pend_trunc;
+	return seq <= r->snapshot && seq >= r->trunc && r->pend_trunc == 0;
+}
+
+/*
+ * Feeds c, the entry after the last one fed in cell order (or the first after
+ * wc_vis_init or wc_vis_reset), and says what becomes of it.  A caller may leave
+ * out the rest of a column after WC_VIS_SKIP_COLUMN (a scan seeks past it), and
+ * anything before a reset.  Returns a wc_vis_verdict, or WC_NOMEM (copying the row
+ * or qualifier), after which vis must be reset before it is fed again.
+ */
+static inline int
+wc_vis_step(wc_vis *vis, const wc_cell *c)
+{
+	const wc_vis_rules *r = &vis->rules;
+	uint64_t	mask;
+
+	if (!wc_vis_seq_exists(r, c->seq))
+		return WC_VIS_SKIP;
+
+	if (!vis->have_row || wc_row_cmp(c->row, c->row_len, vis->row, vis->row_len) != 0)
+	{
+		if (!wc_buf_reserve(&vis->row, &vis->row_cap, c->row_len))
+			return WC_NOMEM;
+		memcpy(vis->row, c->row, c->row_len);
+		vis->row_len = c->row_len;
+		vis->have_row = true;
+		vis->have_col = false;
+		vis->fam_tomb = 0;
+	}
+	if (c->type == WC_TYPE_DEL_FAMILY)
+	{
+		if (c->seq > vis->fam_tomb)
+			vis->fam_tomb = c->seq;
+		return WC_VIS_SKIP;
+	}
+	if (!vis->have_col || wc_row_cmp(c->qual, c->qual_len, vis->qual, vis->qual_len) != 0)
+	{
+		if (!wc_buf_reserve(&vis->qual, &vis->qual_cap, c->qual_len))
+			return WC_NOMEM;
+		if (c->qual_len)
+			memcpy(vis->qual, c->qual, c->qual_len);
+		vis->qual_len = c->qual_len;
+		vis->have_col = true;
+		vis->col_tomb = 0;
+		vis->slots = 0;
+		vis->have_ts = false;
+		if (!wc_vis_column_wanted(r, vis->qual, vis->qual_len))
+		{
+			/* to this reader the column is deleted whole */
+			vis->col_tomb = WC_SEQ_MAX;
+			return WC_VIS_SKIP_COLUMN;
+		}
+	}
+	if (c->type == WC_TYPE_DEL_COLUMN)
+	{
+		if (c->seq > vis->col_tomb)
+			vis->col_tomb = c->seq;
+		return WC_VIS_SKIP;
+	}
+
+	/* masked, or an older write of a timestamp already decided */
+	mask = vis->fam_tomb > vis->col_tomb ? vis->fam_tomb : vis->col_tomb;
+	if (c->seq <= mask || (vis->have_ts && c->ts == vis->last_ts))
+		return WC_VIS_SKIP;
+
+	/* the latest write of its timestamp: it holds a place */
+	vis->have_ts = true;
+	vis->last_ts = c->ts;
+	vis->slots++;
+	if (r->max_versions != 0 && vis->slots > r->max_versions)
+		return WC_VIS_SKIP_COLUMN;
+	if (c->type != WC_TYPE_PUT)
+	{
+		/* a DEL_VERSION: hides its timestamp from readers; a compaction keeps it
+		 * while it holds a place that counts */
+		if (r->mode == WC_VIS_COMPACT && r->max_versions != 0 && c->ts >= r->ttl_cutoff)
+			return WC_VIS_EMIT;
+		return WC_VIS_SKIP;
+	}
+	if (c->ts > r->ts_max)
+		return WC_VIS_SKIP;
+	/* every older version is expired or out of range as well */
+	if (c->ts < r->ttl_cutoff || c->ts < r->ts_min)
+		return WC_VIS_SKIP_COLUMN;
+	return WC_VIS_EMIT;
+}
+
+#endif
