@@ -301,15 +301,6 @@ check_count(const wc_batch *b, uint64_t more, wc_err *err)
 	return WC_OK;
 }
 
-static uint8_t *
-put_bytes(uint8_t *p, const void *src, size_t len)
-{
-	p = wc_put_varint64(p, len);
-	if (len > 0)
-		memcpy(p, src, len);
-	return p + len;
-}
-
 /* Appends one entry whose fields have been checked. */
 static int
 add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
@@ -331,13 +322,13 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 
 	p = b->buf + b->len;
 	*p++ = type;
-	p = put_bytes(p, fam, fam_len);
-	p = put_bytes(p, row, row_len);
-	p = put_bytes(p, qual, qual_len);
+	p = wc_put_bytes(p, fam, fam_len);
+	p = wc_put_bytes(p, row, row_len);
+	p = wc_put_bytes(p, qual, qual_len);
 	wc_put_fixed64(p, (uint64_t) ts);
 	p += 8;
 	if (type == WC_TYPE_PUT)
-		p = put_bytes(p, val, val_len);
+		p = wc_put_bytes(p, val, val_len);
 	b->len += size;
 
 	b->seqs[b->count] = take_pending_seqs(1);

@@ -38,28 +38,6 @@ buf_reserve(wc_block_buf *b, size_t extra)
 	return WC_OK;
 }
 
-static size_t
-common_prefix(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-	size_t		n = alen < blen ? alen : blen;
-	size_t		i = 0;
-
-	while (i + 8 <= n)
-	{
-		uint64_t	x,
-					y;
-
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		if (x != y)
-			break;
-		i += 8;
-	}
-	while (i < n && a[i] == b[i])
-		i++;
-	return i;
-}
-
 /* Makes *last equal to s[0..n-1], given that its first shared bytes already are. */
 static int
 remember(wc_block_buf *last, const uint8_t *s, size_t n, size_t shared)
@@ -118,8 +96,8 @@ wc_block_builder_add(wc_block_builder *b, const wc_cell *c)
 
 	if (b->nentries > 0 && b->counter < WC_BLOCK_RESTART_INTERVAL)
 	{
-		rsh = common_prefix(b->last_row.data, b->last_row.len, c->row, c->row_len);
-		qsh = common_prefix(b->last_qual.data, b->last_qual.len, c->qual, c->qual_len);
+		rsh = wc_common_prefix(b->last_row.data, b->last_row.len, c->row, c->row_len);
+		qsh = wc_common_prefix(b->last_qual.data, b->last_qual.len, c->qual, c->qual_len);
 	}
 	else
 	{

@@ -198,10 +198,7 @@ index_add(wc_sst_builder *b, uint64_t off, uint64_t size)
 	if (b->last_row.len > 0)
 		memcpy(p, b->last_row.data, b->last_row.len);
 	p += b->last_row.len;
-	p = wc_put_varint64(p, b->last_qual.len);
-	if (b->last_qual.len > 0)
-		memcpy(p, b->last_qual.data, b->last_qual.len);
-	p += b->last_qual.len;
+	p = wc_put_bytes(p, b->last_qual.data, b->last_qual.len);
 	wc_put_fixed64(p, (uint64_t) b->last_ts);
 	p += 8;
 	p = wc_put_varint64(p, b->last_seq);
@@ -411,14 +408,8 @@ encode_props(wc_sst_builder *b, bbuf *out)
 	q += 8;
 	q = wc_put_varint64(q, p->seq_min);
 	q = wc_put_varint64(q, p->seq_max);
-	q = wc_put_varint64(q, p->row_min_len);
-	if (p->row_min_len > 0)
-		memcpy(q, p->row_min, p->row_min_len);
-	q += p->row_min_len;
-	q = wc_put_varint64(q, p->row_max_len);
-	if (p->row_max_len > 0)
-		memcpy(q, p->row_max, p->row_max_len);
-	q += p->row_max_len;
+	q = wc_put_bytes(q, p->row_min, p->row_min_len);
+	q = wc_put_bytes(q, p->row_max, p->row_max_len);
 	out->len = (size_t) (q - out->data);
 	return WC_OK;
 }
@@ -440,13 +431,10 @@ add_search_arrays(wc_sst_builder *b, bbuf *meta, size_t countlen)
 
 	if (b->nindex > 0)
 	{
-		const uint8_t *first = ix + wc_get_fixed32(w + 4);
-		const uint8_t *last = ix + wc_get_fixed32(w + 12 * (b->nindex - 1) + 4);
-		uint32_t	flen = wc_get_fixed32(w + 8),
-					llen = wc_get_fixed32(w + 12 * (b->nindex - 1) + 8);
+		const uint8_t *last = w + 12 * (b->nindex - 1);
 
-		while (skip < flen && skip < llen && first[skip] == last[skip])
-			skip++;
+		skip = (uint32_t) wc_common_prefix(ix + wc_get_fixed32(w + 4), wc_get_fixed32(w + 8),
+										   ix + wc_get_fixed32(last + 4), wc_get_fixed32(last + 8));
 	}
 	for (uint64_t i = 0; i < b->nindex; i++, p += 8)
 		wc_put_fixed64(p, wc_prefix64(ix + wc_get_fixed32(w + 12 * i + 4) + skip,

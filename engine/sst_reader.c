@@ -379,11 +379,7 @@ index_pfx(const wc_sst *s, uint32_t i)
 static uint32_t
 common_prefix(const wc_cell *first, const wc_cell *last)
 {
-	uint32_t	n = 0;
-
-	while (n < first->row_len && n < last->row_len && first->row[n] == last->row[n])
-		n++;
-	return n;
+	return (uint32_t) wc_common_prefix(first->row, first->row_len, last->row, last->row_len);
 }
 
 /*
