@@ -55,7 +55,7 @@ struct wc_batch
 	size_t		cap;
 	uint64_t   *seqs;			/* pending seq of entry i */
 	uint64_t	count;
-	uint64_t	seqs_cap;
+	size_t		seqs_cap;
 	uint64_t	truncate_seq;	/* pending seq of the last DEL_ALL, or 0 */
 	uint64_t	truncate_index; /* its entry index */
 
@@ -64,7 +64,7 @@ struct wc_batch
 	uint64_t	indexed_count;
 	batch_fam  *fams;
 	int			nfams;
-	int			fams_cap;
+	size_t		fams_cap;
 };
 
 /* The next pending seq to give out; process-wide. */
@@ -198,40 +198,27 @@ reserve(wc_batch *b, size_t more, uint64_t nentries, wc_err *err)
 	if (b->len + more > b->cap)
 	{
 		size_t		need = b->len + more;
-		size_t		cap = b->cap < 256 ? 256 : b->cap;
-		uint8_t    *buf;
 
-		while (cap < need && cap <= SIZE_MAX / 2)
-			cap *= 2;
-		if (cap < need)
-			cap = need;
-		buf = realloc(b->buf, cap);
-		if (buf == NULL && cap > need)
-			buf = realloc(b->buf, cap = need);
-		if (buf == NULL)
-			return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %zu bytes", need);
-		b->buf = buf;
-		b->cap = cap;
-		wc_env_advise_huge(buf, cap);
-	}
-	if (b->count + nentries > b->seqs_cap)
-	{
-		uint64_t	need = b->count + nentries;
-		uint64_t	cap = b->seqs_cap < 16 ? 16 : b->seqs_cap;
-		uint64_t   *seqs;
+		/*
+		 * Doubling (wc_array_reserve, which also refuses sizes that would overflow)
+		 * may ask for far more than is left for a batch of hundreds of MiB: then
+		 * the exact size.
+		 */
+		if (!wc_array_reserve(&b->buf, &b->cap, need, 1))
+		{
+			uint8_t    *buf = realloc(b->buf, need);
 
-		while (cap < need)
-			cap *= 2;
-		if (cap > SIZE_MAX / sizeof(uint64_t))
-			return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %llu entries",
-							  (unsigned long long) need);
-		seqs = realloc(b->seqs, cap * sizeof(uint64_t));
-		if (seqs == NULL)
-			return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %llu entries",
-							  (unsigned long long) need);
-		b->seqs = seqs;
-		b->seqs_cap = cap;
+			if (buf == NULL)
+				return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %zu bytes", need);
+			b->buf = buf;
+			b->cap = need;
+		}
+		wc_env_advise_huge(b->buf, b->cap);
 	}
+	if (b->count + nentries > b->seqs_cap &&
+		!wc_array_reserve(&b->seqs, &b->seqs_cap, b->count + nentries, sizeof(*b->seqs)))
+		return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %llu entries",
+						  (unsigned long long) (b->count + nentries));
 	return WC_OK;
 }
 
@@ -723,16 +710,8 @@ add_fam(wc_batch *b, const uint8_t *fam, size_t fam_len, wc_err *err)
 {
 	batch_fam  *f;
 
-	if (b->nfams == b->fams_cap)
-	{
-		int			cap = b->fams_cap ? b->fams_cap * 2 : 4;
-		batch_fam  *grown = realloc(b->fams, sizeof(batch_fam) * cap);
-
-		if (grown == NULL)
-			goto oom;
-		b->fams = grown;
-		b->fams_cap = cap;
-	}
+	if (!wc_array_reserve(&b->fams, &b->fams_cap, (size_t) b->nfams + 1, sizeof(*b->fams)))
+		goto oom;
 	f = &b->fams[b->nfams];
 	if ((f->mt = wc_memtable_new()) == NULL)
 		goto oom;

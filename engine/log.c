@@ -418,20 +418,10 @@ read_record(wc_log_reader *r, uint32_t *len, bad_record *bad, wc_err *err)
 		bad->size = r->size;
 		return 0;
 	}
-	if (r->cap < n || r->buf == NULL)
-	{
-		size_t		cap = r->cap ? r->cap : 4096;
-		uint8_t    *grown;
-
-		while (cap < n)
-			cap *= 2;
-		if ((grown = realloc(r->buf, cap)) == NULL)
-			return wc_err_set(err, WC_NOMEM,
-							  "out of memory for a log record of %u bytes in %s at offset %llu",
-							  n, r->f->name, (unsigned long long) off);
-		r->buf = grown;
-		r->cap = cap;
-	}
+	if (!wc_buf_reserve(&r->buf, &r->cap, n))
+		return wc_err_set(err, WC_NOMEM,
+						  "out of memory for a log record of %u bytes in %s at offset %llu",
+						  n, r->f->name, (unsigned long long) off);
 	if ((rc = wc_file_pread_some(r->f, r->buf, n, off + LOG_RECORD_HEADER, &got, err)) != WC_OK)
 		return rc;
 	if (got < n)

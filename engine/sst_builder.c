@@ -63,25 +63,12 @@ struct wc_sst_builder
 	wc_sst_props props;
 };
 
+/* Room for extra more bytes after b->len: WC_OK or WC_NOMEM. */
 static int
 bbuf_reserve(bbuf *b, size_t extra)
 {
-	size_t		need = b->len + extra;
-	size_t		cap;
-	uint8_t    *p;
-
-	if (need < b->len)
+	if (extra > SIZE_MAX - b->len || !wc_buf_reserve(&b->data, &b->cap, b->len + extra))
 		return WC_NOMEM;
-	if (need <= b->cap)
-		return WC_OK;
-	cap = b->cap ? b->cap : 4096;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->data, cap);
-	if (p == NULL)
-		return WC_NOMEM;
-	b->data = p;
-	b->cap = cap;
 	return WC_OK;
 }
 
