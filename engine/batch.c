@@ -231,14 +231,23 @@ check_bytes(const void *p, size_t len, const char *what, wc_err *err)
 }
 
 static int
+check_limit(size_t len, size_t limit, const char *what, wc_err *err)
+{
+	if (len > limit)
+		return wc_err_set(err, WC_INVALID, "%s of %zu bytes is longer than the limit of %zu bytes",
+						  what, len, limit);
+	return WC_OK;
+}
+
+static int
 check_family(const void *fam, size_t fam_len, wc_err *err)
 {
+	int			rc;
+
 	if (fam == NULL || fam_len == 0)
 		return wc_err_set(err, WC_INVALID, "a family name must not be empty");
-	if (fam_len > WC_MAX_FAMILY)
-		return wc_err_set(err, WC_INVALID,
-						  "family name of %zu bytes is longer than the limit of %d bytes",
-						  fam_len, WC_MAX_FAMILY);
+	if ((rc = check_limit(fam_len, WC_MAX_FAMILY, "family name", err)) != WC_OK)
+		return rc;
 	/* family names are C strings everywhere else (wc_family_opts, MANIFEST) */
 	if (memchr(fam, 0, fam_len) != NULL)
 		return wc_err_set(err, WC_INVALID, "a family name must not contain a zero byte");
@@ -248,23 +257,38 @@ check_family(const void *fam, size_t fam_len, wc_err *err)
 static int
 check_row(const void *row, size_t row_len, wc_err *err)
 {
+	int			rc;
+
 	if (row_len == 0)
 		return wc_err_set(err, WC_INVALID, "a rowkey must not be empty");
-	if (row_len > WC_MAX_ROWKEY)
-		return wc_err_set(err, WC_INVALID,
-						  "rowkey of %zu bytes is longer than the limit of %d bytes",
-						  row_len, WC_MAX_ROWKEY);
+	if ((rc = check_limit(row_len, WC_MAX_ROWKEY, "rowkey", err)) != WC_OK)
+		return rc;
 	return check_bytes(row, row_len, "rowkey", err);
 }
 
 static int
 check_qual(const void *qual, size_t qual_len, wc_err *err)
 {
-	if (qual_len > WC_MAX_QUALIFIER)
-		return wc_err_set(err, WC_INVALID,
-						  "qualifier of %zu bytes is longer than the limit of %u bytes",
-						  qual_len, WC_MAX_QUALIFIER);
+	int			rc;
+
+	if ((rc = check_limit(qual_len, WC_MAX_QUALIFIER, "qualifier", err)) != WC_OK)
+		return rc;
 	return check_bytes(qual, qual_len, "qualifier", err);
+}
+
+/* The checks every entry with a column passes (a DEL_FAMILY has no qualifier). */
+static int
+check_entry(const wc_batch *b, const void *fam, size_t fam_len, const void *row, size_t row_len,
+			const void *qual, size_t qual_len, wc_err *err)
+{
+	int			rc;
+
+	if (b == NULL)
+		return wc_err_set(err, WC_INVALID, "no batch given");
+	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
+		(rc = check_row(row, row_len, err)) != WC_OK)
+		return rc;
+	return check_qual(qual, qual_len, err);
 }
 
 static int
@@ -336,18 +360,11 @@ wc_batch_put(wc_batch *b, const void *fam, size_t fam_len,
 {
 	int			rc;
 
-	if (b == NULL)
-		return wc_err_set(err, WC_INVALID, "no batch given");
-	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
-		(rc = check_row(row, row_len, err)) != WC_OK ||
-		(rc = check_qual(qual, qual_len, err)) != WC_OK ||
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, qual, qual_len, err)) != WC_OK ||
 		(rc = check_ts(ts, err)) != WC_OK)
 		return rc;
-	if (val_len > WC_MAX_VALUE)
-		return wc_err_set(err, WC_INVALID,
-						  "value of %zu bytes is longer than the limit of %u bytes",
-						  val_len, WC_MAX_VALUE);
-	if ((rc = check_bytes(val, val_len, "value", err)) != WC_OK)
+	if ((rc = check_limit(val_len, WC_MAX_VALUE, "value", err)) != WC_OK ||
+		(rc = check_bytes(val, val_len, "value", err)) != WC_OK)
 		return rc;
 	return add_entry(b, WC_TYPE_PUT, fam, fam_len, row, row_len, qual, qual_len, ts,
 					 val, val_len, err);
@@ -361,11 +378,7 @@ wc_batch_delete_version(wc_batch *b, const void *fam, size_t fam_len,
 {
 	int			rc;
 
-	if (b == NULL)
-		return wc_err_set(err, WC_INVALID, "no batch given");
-	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
-		(rc = check_row(row, row_len, err)) != WC_OK ||
-		(rc = check_qual(qual, qual_len, err)) != WC_OK ||
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, qual, qual_len, err)) != WC_OK ||
 		(rc = check_ts(ts, err)) != WC_OK)
 		return rc;
 	return add_entry(b, WC_TYPE_DEL_VERSION, fam, fam_len, row, row_len, qual, qual_len, ts,
@@ -379,11 +392,7 @@ wc_batch_delete_column(wc_batch *b, const void *fam, size_t fam_len,
 {
 	int			rc;
 
-	if (b == NULL)
-		return wc_err_set(err, WC_INVALID, "no batch given");
-	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
-		(rc = check_row(row, row_len, err)) != WC_OK ||
-		(rc = check_qual(qual, qual_len, err)) != WC_OK)
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, qual, qual_len, err)) != WC_OK)
 		return rc;
 	return add_entry(b, WC_TYPE_DEL_COLUMN, fam, fam_len, row, row_len, qual, qual_len,
 					 INT64_MAX, NULL, 0, err);
@@ -395,10 +404,7 @@ wc_batch_delete_family(wc_batch *b, const void *fam, size_t fam_len,
 {
 	int			rc;
 
-	if (b == NULL)
-		return wc_err_set(err, WC_INVALID, "no batch given");
-	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
-		(rc = check_row(row, row_len, err)) != WC_OK)
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, NULL, 0, err)) != WC_OK)
 		return rc;
 	return add_entry(b, WC_TYPE_DEL_FAMILY, fam, fam_len, row, row_len, NULL, 0,
 					 INT64_MAX, NULL, 0, err);
