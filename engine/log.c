@@ -75,7 +75,6 @@ int
 wc_log_create(const char *dir, const char *name, uint64_t number, wc_err *err)
 {
 	uint8_t		h[WC_LOG_HEADER_SIZE];
-	wc_file		f;
 	int			rc;
 
 	memset(h, 0, sizeof(h));
@@ -85,15 +84,9 @@ wc_log_create(const char *dir, const char *name, uint64_t number, wc_err *err)
 	/* bytes 20..27 reserved, zero */
 	wc_put_fixed32(h + 28, wc_crc32c(h, 28));
 
-	if ((rc = wc_file_open(dir, name, WC_OPEN_EXCL, &f, err)) != WC_OK)
+	if ((rc = wc_env_write_file(dir, name, WC_OPEN_EXCL, h, sizeof(h), err)) != WC_OK)
 		return rc;
-	rc = wc_file_pwrite(&f, h, sizeof(h), 0, err);
-	if (rc == WC_OK)
-		rc = wc_file_sync(&f, true, err);
-	wc_file_close(&f);
-	if (rc == WC_OK)
-		rc = wc_env_sync_dir(dir, err);
-	if (rc != WC_OK)
+	if ((rc = wc_env_sync_dir(dir, err)) != WC_OK)
 	{
 		wc_err		ignored;
 

@@ -432,21 +432,13 @@ wc_manifest_read(const char *dir, wc_manifest *m, wc_err *err)
 int
 wc_manifest_write(const char *dir, const wc_manifest *m, wc_err *err)
 {
-	wc_file		f;
 	uint8_t    *buf;
 	size_t		len;
 	int			rc;
 
 	if ((rc = wc_manifest_encode(m, &buf, &len, err)) != WC_OK)
 		return rc;
-	rc = wc_file_open(dir, MANIFEST_TMP_NAME, WC_OPEN_CREATE, &f, err);
-	if (rc == WC_OK)
-	{
-		rc = wc_file_pwrite(&f, buf, len, 0, err);
-		if (rc == WC_OK)
-			rc = wc_file_sync(&f, true, err);
-		wc_file_close(&f);
-	}
+	rc = wc_env_write_file(dir, MANIFEST_TMP_NAME, WC_OPEN_CREATE, buf, len, err);
 	free(buf);
 	if (rc == WC_OK)
 		rc = wc_env_rename(dir, MANIFEST_TMP_NAME, MANIFEST_NAME, err);
