@@ -2,7 +2,7 @@
  * batch.c -- write batches: the encoded entries of a log record payload, and
  * the per-family overlay memtables that let a writer read its own writes.
  *
- * Payload layout (batch.h, FORMAT.md "Batch record"):
+ * Payload layout (batch.h, FORMAT.md "Batch records"):
  *   payload := seq_base: fixed64 | tag: fixed64 | count: varint32 | entry{count}
  *   entry   := type: u8 | fam_len: varint32 | fam | row_len: varint32 | row
  *              | qual_len: varint32 | qual | ts: fixed64 (two's complement)

@@ -1,5 +1,5 @@
 /*
- * log.c -- framing of the write-ahead log files (FORMAT.md, "Log files").
+ * log.c -- framing of the write-ahead log files (FORMAT.md, "Write-ahead logs").
  *
  *   file   := header record*
  *   header := magic: bytes(8) | version: fixed32 | number: fixed64
