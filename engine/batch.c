@@ -137,6 +137,18 @@ wc_batch_free(wc_batch *b)
 	free(b);
 }
 
+/* Frees array p of *cap elements of elem bytes if it takes more than
+ * KEEP_BUFFER_MAX bytes (returns NULL, *cap 0); else returns p. */
+static void *
+free_if_big(void *p, size_t *cap, size_t elem)
+{
+	if (*cap <= KEEP_BUFFER_MAX / elem)
+		return p;
+	free(p);
+	*cap = 0;
+	return NULL;
+}
+
 void
 wc_batch_clear(wc_batch *b)
 {
@@ -144,18 +156,8 @@ wc_batch_clear(wc_batch *b)
 		return;
 	drop_overlays(b);
 	/* a batch is reused per transaction: keep small buffers, return big ones */
-	if (b->cap > KEEP_BUFFER_MAX)
-	{
-		free(b->buf);
-		b->buf = NULL;
-		b->cap = 0;
-	}
-	if (b->seqs_cap * sizeof(uint64_t) > KEEP_BUFFER_MAX)
-	{
-		free(b->seqs);
-		b->seqs = NULL;
-		b->seqs_cap = 0;
-	}
+	b->buf = free_if_big(b->buf, &b->cap, 1);
+	b->seqs = free_if_big(b->seqs, &b->seqs_cap, sizeof(*b->seqs));
 	b->len = 0;
 	b->count = 0;
 	b->truncate_seq = 0;
