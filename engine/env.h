@@ -132,8 +132,9 @@ bool		wc_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
  */
 void		wc_env_advise_huge(void *p, size_t len);
 
-/* Fault injection (tests only; process-local).  Its settings and counters are plain
- * process-wide variables: for tests that do their I/O in one thread. */
+/* Fault injection (tests only; process-local). */
+/* (Its settings and counters are plain process-wide variables: for tests that do their
+ * I/O in one thread.) */
 typedef enum wc_fault_kind
 {
 	WC_FAULT_WRITE = 0,
