@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "coding.h"
 #include "crc32c.h"
 #include "env.h"
 #include "golden.h"
 #include "log.h"
 #include "sst.h"
-#include "batch.h"
 #ifndef GOLDEN_OLD_TREE
 #include "ingest.h"
 #include "manifest.h"

@@ -155,8 +155,12 @@ test_continuation(void)
 	CHECK(bad == 0, "%d of 2000 split buffers give another crc than whole", bad);
 	/* a split at every byte of the check string */
 	for (size_t a = 0; a <= 9; a++)
-		CHECK(wc_crc32c_extend(wc_crc32c("123456789", a), "123456789" + a, 9 - a) == 0xE3069283,
+	{
+		const char *check = "123456789";
+
+		CHECK(wc_crc32c_extend(wc_crc32c(check, a), check + a, 9 - a) == 0xE3069283,
 			  "\"123456789\" split at %zu", a);
+	}
 }
 
 /*
