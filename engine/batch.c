@@ -2,7 +2,7 @@
  * batch.c -- write batches: the encoded entries of a log record payload, and
  * the per-family overlay memtables that let a writer read its own writes.
  *
- * Payload layout (batch.h, FORMAT.md "Batch record"):
+ * Payload layout (batch.h, FORMAT.md "Batch records"):
  *   payload := seq_base: fixed64 | tag: fixed64 | count: varint32 | entry{count}
  *   entry   := type: u8 | fam_len: varint32 | fam | row_len: varint32 | row
  *              | qual_len: varint32 | qual | ts: fixed64 (two's complement)
@@ -55,7 +55,7 @@ struct wc_batch
 	size_t		cap;
 	uint64_t   *seqs;			/* pending seq of entry i */
 	uint64_t	count;
-	uint64_t	seqs_cap;
+	size_t		seqs_cap;
 	uint64_t	truncate_seq;	/* pending seq of the last DEL_ALL, or 0 */
 	uint64_t	truncate_index; /* its entry index */
 
@@ -64,7 +64,7 @@ struct wc_batch
 	uint64_t	indexed_count;
 	batch_fam  *fams;
 	int			nfams;
-	int			fams_cap;
+	size_t		fams_cap;
 };
 
 /* The next pending seq to give out; process-wide. */
@@ -137,6 +137,18 @@ wc_batch_free(wc_batch *b)
 	free(b);
 }
 
+/* Frees array p of *cap elements of elem bytes if it takes more than
+ * KEEP_BUFFER_MAX bytes (returns NULL, *cap 0); else returns p. */
+static void *
+free_if_big(void *p, size_t *cap, size_t elem)
+{
+	if (*cap <= KEEP_BUFFER_MAX / elem)
+		return p;
+	free(p);
+	*cap = 0;
+	return NULL;
+}
+
 void
 wc_batch_clear(wc_batch *b)
 {
@@ -144,18 +156,8 @@ wc_batch_clear(wc_batch *b)
 		return;
 	drop_overlays(b);
 	/* a batch is reused per transaction: keep small buffers, return big ones */
-	if (b->cap > KEEP_BUFFER_MAX)
-	{
-		free(b->buf);
-		b->buf = NULL;
-		b->cap = 0;
-	}
-	if (b->seqs_cap * sizeof(uint64_t) > KEEP_BUFFER_MAX)
-	{
-		free(b->seqs);
-		b->seqs = NULL;
-		b->seqs_cap = 0;
-	}
+	b->buf = free_if_big(b->buf, &b->cap, 1);
+	b->seqs = free_if_big(b->seqs, &b->seqs_cap, sizeof(*b->seqs));
 	b->len = 0;
 	b->count = 0;
 	b->truncate_seq = 0;
@@ -198,40 +200,27 @@ reserve(wc_batch *b, size_t more, uint64_t nentries, wc_err *err)
 	if (b->len + more > b->cap)
 	{
 		size_t		need = b->len + more;
-		size_t		cap = b->cap < 256 ? 256 : b->cap;
-		uint8_t    *buf;
 
-		while (cap < need && cap <= SIZE_MAX / 2)
-			cap *= 2;
-		if (cap < need)
-			cap = need;
-		buf = realloc(b->buf, cap);
-		if (buf == NULL && cap > need)
-			buf = realloc(b->buf, cap = need);
-		if (buf == NULL)
-			return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %zu bytes", need);
-		b->buf = buf;
-		b->cap = cap;
-		wc_env_advise_huge(buf, cap);
-	}
-	if (b->count + nentries > b->seqs_cap)
-	{
-		uint64_t	need = b->count + nentries;
-		uint64_t	cap = b->seqs_cap < 16 ? 16 : b->seqs_cap;
-		uint64_t   *seqs;
+		/*
+		 * Doubling (wc_array_reserve, which also refuses sizes that would overflow)
+		 * may ask for far more than is left for a batch of hundreds of MiB: then
+		 * the exact size.
+		 */
+		if (!wc_array_reserve(&b->buf, &b->cap, need, 1))
+		{
+			uint8_t    *buf = realloc(b->buf, need);
 
-		while (cap < need)
-			cap *= 2;
-		if (cap > SIZE_MAX / sizeof(uint64_t))
-			return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %llu entries",
-							  (unsigned long long) need);
-		seqs = realloc(b->seqs, cap * sizeof(uint64_t));
-		if (seqs == NULL)
-			return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %llu entries",
-							  (unsigned long long) need);
-		b->seqs = seqs;
-		b->seqs_cap = cap;
+			if (buf == NULL)
+				return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %zu bytes", need);
+			b->buf = buf;
+			b->cap = need;
+		}
+		wc_env_advise_huge(b->buf, b->cap);
 	}
+	if (b->count + nentries > b->seqs_cap &&
+		!wc_array_reserve(&b->seqs, &b->seqs_cap, b->count + nentries, sizeof(*b->seqs)))
+		return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %llu entries",
+						  (unsigned long long) (b->count + nentries));
 	return WC_OK;
 }
 
@@ -244,14 +233,23 @@ check_bytes(const void *p, size_t len, const char *what, wc_err *err)
 }
 
 static int
+check_limit(size_t len, size_t limit, const char *what, wc_err *err)
+{
+	if (len > limit)
+		return wc_err_set(err, WC_INVALID, "%s of %zu bytes is longer than the limit of %zu bytes",
+						  what, len, limit);
+	return WC_OK;
+}
+
+static int
 check_family(const void *fam, size_t fam_len, wc_err *err)
 {
+	int			rc;
+
 	if (fam == NULL || fam_len == 0)
 		return wc_err_set(err, WC_INVALID, "a family name must not be empty");
-	if (fam_len > WC_MAX_FAMILY)
-		return wc_err_set(err, WC_INVALID,
-						  "family name of %zu bytes is longer than the limit of %d bytes",
-						  fam_len, WC_MAX_FAMILY);
+	if ((rc = check_limit(fam_len, WC_MAX_FAMILY, "family name", err)) != WC_OK)
+		return rc;
 	/* family names are C strings everywhere else (wc_family_opts, MANIFEST) */
 	if (memchr(fam, 0, fam_len) != NULL)
 		return wc_err_set(err, WC_INVALID, "a family name must not contain a zero byte");
@@ -261,23 +259,38 @@ check_family(const void *fam, size_t fam_len, wc_err *err)
 static int
 check_row(const void *row, size_t row_len, wc_err *err)
 {
+	int			rc;
+
 	if (row_len == 0)
 		return wc_err_set(err, WC_INVALID, "a rowkey must not be empty");
-	if (row_len > WC_MAX_ROWKEY)
-		return wc_err_set(err, WC_INVALID,
-						  "rowkey of %zu bytes is longer than the limit of %d bytes",
-						  row_len, WC_MAX_ROWKEY);
+	if ((rc = check_limit(row_len, WC_MAX_ROWKEY, "rowkey", err)) != WC_OK)
+		return rc;
 	return check_bytes(row, row_len, "rowkey", err);
 }
 
 static int
 check_qual(const void *qual, size_t qual_len, wc_err *err)
 {
-	if (qual_len > WC_MAX_QUALIFIER)
-		return wc_err_set(err, WC_INVALID,
-						  "qualifier of %zu bytes is longer than the limit of %u bytes",
-						  qual_len, WC_MAX_QUALIFIER);
+	int			rc;
+
+	if ((rc = check_limit(qual_len, WC_MAX_QUALIFIER, "qualifier", err)) != WC_OK)
+		return rc;
 	return check_bytes(qual, qual_len, "qualifier", err);
+}
+
+/* The checks every entry with a column passes (a DEL_FAMILY has no qualifier). */
+static int
+check_entry(const wc_batch *b, const void *fam, size_t fam_len, const void *row, size_t row_len,
+			const void *qual, size_t qual_len, wc_err *err)
+{
+	int			rc;
+
+	if (b == NULL)
+		return wc_err_set(err, WC_INVALID, "no batch given");
+	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
+		(rc = check_row(row, row_len, err)) != WC_OK)
+		return rc;
+	return check_qual(qual, qual_len, err);
 }
 
 static int
@@ -301,15 +314,6 @@ check_count(const wc_batch *b, uint64_t more, wc_err *err)
 	return WC_OK;
 }
 
-static uint8_t *
-put_bytes(uint8_t *p, const void *src, size_t len)
-{
-	p = wc_put_varint64(p, len);
-	if (len > 0)
-		memcpy(p, src, len);
-	return p + len;
-}
-
 /* Appends one entry whose fields have been checked. */
 static int
 add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
@@ -331,13 +335,13 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 
 	p = b->buf + b->len;
 	*p++ = type;
-	p = put_bytes(p, fam, fam_len);
-	p = put_bytes(p, row, row_len);
-	p = put_bytes(p, qual, qual_len);
+	p = wc_put_bytes(p, fam, fam_len);
+	p = wc_put_bytes(p, row, row_len);
+	p = wc_put_bytes(p, qual, qual_len);
 	wc_put_fixed64(p, (uint64_t) ts);
 	p += 8;
 	if (type == WC_TYPE_PUT)
-		p = put_bytes(p, val, val_len);
+		p = wc_put_bytes(p, val, val_len);
 	b->len += size;
 
 	b->seqs[b->count] = take_pending_seqs(1);
@@ -358,18 +362,11 @@ wc_batch_put(wc_batch *b, const void *fam, size_t fam_len,
 {
 	int			rc;
 
-	if (b == NULL)
-		return wc_err_set(err, WC_INVALID, "no batch given");
-	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
-		(rc = check_row(row, row_len, err)) != WC_OK ||
-		(rc = check_qual(qual, qual_len, err)) != WC_OK ||
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, qual, qual_len, err)) != WC_OK ||
 		(rc = check_ts(ts, err)) != WC_OK)
 		return rc;
-	if (val_len > WC_MAX_VALUE)
-		return wc_err_set(err, WC_INVALID,
-						  "value of %zu bytes is longer than the limit of %u bytes",
-						  val_len, WC_MAX_VALUE);
-	if ((rc = check_bytes(val, val_len, "value", err)) != WC_OK)
+	if ((rc = check_limit(val_len, WC_MAX_VALUE, "value", err)) != WC_OK ||
+		(rc = check_bytes(val, val_len, "value", err)) != WC_OK)
 		return rc;
 	return add_entry(b, WC_TYPE_PUT, fam, fam_len, row, row_len, qual, qual_len, ts,
 					 val, val_len, err);
@@ -383,11 +380,7 @@ wc_batch_delete_version(wc_batch *b, const void *fam, size_t fam_len,
 {
 	int			rc;
 
-	if (b == NULL)
-		return wc_err_set(err, WC_INVALID, "no batch given");
-	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
-		(rc = check_row(row, row_len, err)) != WC_OK ||
-		(rc = check_qual(qual, qual_len, err)) != WC_OK ||
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, qual, qual_len, err)) != WC_OK ||
 		(rc = check_ts(ts, err)) != WC_OK)
 		return rc;
 	return add_entry(b, WC_TYPE_DEL_VERSION, fam, fam_len, row, row_len, qual, qual_len, ts,
@@ -401,11 +394,7 @@ wc_batch_delete_column(wc_batch *b, const void *fam, size_t fam_len,
 {
 	int			rc;
 
-	if (b == NULL)
-		return wc_err_set(err, WC_INVALID, "no batch given");
-	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
-		(rc = check_row(row, row_len, err)) != WC_OK ||
-		(rc = check_qual(qual, qual_len, err)) != WC_OK)
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, qual, qual_len, err)) != WC_OK)
 		return rc;
 	return add_entry(b, WC_TYPE_DEL_COLUMN, fam, fam_len, row, row_len, qual, qual_len,
 					 INT64_MAX, NULL, 0, err);
@@ -417,10 +406,7 @@ wc_batch_delete_family(wc_batch *b, const void *fam, size_t fam_len,
 {
 	int			rc;
 
-	if (b == NULL)
-		return wc_err_set(err, WC_INVALID, "no batch given");
-	if ((rc = check_family(fam, fam_len, err)) != WC_OK ||
-		(rc = check_row(row, row_len, err)) != WC_OK)
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, NULL, 0, err)) != WC_OK)
 		return rc;
 	return add_entry(b, WC_TYPE_DEL_FAMILY, fam, fam_len, row, row_len, NULL, 0,
 					 INT64_MAX, NULL, 0, err);
@@ -732,16 +718,8 @@ add_fam(wc_batch *b, const uint8_t *fam, size_t fam_len, wc_err *err)
 {
 	batch_fam  *f;
 
-	if (b->nfams == b->fams_cap)
-	{
-		int			cap = b->fams_cap ? b->fams_cap * 2 : 4;
-		batch_fam  *grown = realloc(b->fams, sizeof(batch_fam) * cap);
-
-		if (grown == NULL)
-			goto oom;
-		b->fams = grown;
-		b->fams_cap = cap;
-	}
+	if (!wc_array_reserve(&b->fams, &b->fams_cap, (size_t) b->nfams + 1, sizeof(*b->fams)))
+		goto oom;
 	f = &b->fams[b->nfams];
 	if ((f->mt = wc_memtable_new()) == NULL)
 		goto oom;

@@ -7,7 +7,7 @@
  * WC_SEQ_PENDING_BASE up, process-wide increasing) so a scan can overlay a
  * writer's own uncommitted entries on the committed ones.
  *
- * Log record payload (FORMAT.md, "Batch record"):
+ * Log record payload (FORMAT.md, "Batch records"):
  *   payload := seq_base: fixed64 | tag: fixed64 | count: varint32 | entry{count}
  *   entry   := type: u8 | fam_len: varint32 | fam | row_len: varint32 | row
  *              | qual_len: varint32 | qual | ts: fixed64 (two's complement)

@@ -13,68 +13,26 @@
 #include <string.h>
 
 #include "coding.h"
-#include "wc.h"
+#include "env.h"
 
 /* Worst case of the five varints, ts, seq and type of one entry. */
 #define ENTRY_OVERHEAD	(5 * 5 + 8 + 10 + 1)
 
-static int
+/* Room for extra more bytes after b->len: WC_OK or WC_NOMEM. */
+static inline int
 buf_reserve(wc_block_buf *b, size_t extra)
 {
-	size_t		need = b->len + extra;
-	size_t		cap;
-	uint8_t    *p;
-
-	if (need <= b->cap)
+	if (b->len + extra <= b->cap || wc_buf_reserve(&b->data, &b->cap, b->len + extra))
 		return WC_OK;
-	cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->data, cap);
-	if (p == NULL)
-		return WC_NOMEM;
-	b->data = p;
-	b->cap = cap;
-	return WC_OK;
-}
-
-static size_t
-common_prefix(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-	size_t		n = alen < blen ? alen : blen;
-	size_t		i = 0;
-
-	while (i + 8 <= n)
-	{
-		uint64_t	x,
-					y;
-
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		if (x != y)
-			break;
-		i += 8;
-	}
-	while (i < n && a[i] == b[i])
-		i++;
-	return i;
+	return WC_NOMEM;
 }
 
 /* Makes *last equal to s[0..n-1], given that its first shared bytes already are. */
 static int
 remember(wc_block_buf *last, const uint8_t *s, size_t n, size_t shared)
 {
-	if (n > last->cap)
-	{
-		size_t		len = last->len;
-
-		last->len = 0;
-		if (buf_reserve(last, n) != WC_OK)
-		{
-			last->len = len;
-			return WC_NOMEM;
-		}
-	}
+	if (n > last->cap && !wc_buf_reserve(&last->data, &last->cap, n))
+		return WC_NOMEM;
 	if (n > shared)
 		memcpy(last->data + shared, s + shared, n - shared);
 	last->len = n;
@@ -118,21 +76,15 @@ wc_block_builder_add(wc_block_builder *b, const wc_cell *c)
 
 	if (b->nentries > 0 && b->counter < WC_BLOCK_RESTART_INTERVAL)
 	{
-		rsh = common_prefix(b->last_row.data, b->last_row.len, c->row, c->row_len);
-		qsh = common_prefix(b->last_qual.data, b->last_qual.len, c->qual, c->qual_len);
+		rsh = wc_common_prefix(b->last_row.data, b->last_row.len, c->row, c->row_len);
+		qsh = wc_common_prefix(b->last_qual.data, b->last_qual.len, c->qual, c->qual_len);
 	}
 	else
 	{
-		if (b->nrestarts == b->restarts_cap)
-		{
-			uint32_t	cap = b->restarts_cap ? b->restarts_cap * 2 : 16;
-			uint32_t   *r = realloc(b->restarts, cap * sizeof(uint32_t));
-
-			if (r == NULL)
-				return WC_NOMEM;
-			b->restarts = r;
-			b->restarts_cap = cap;
-		}
+		if (b->nrestarts == b->restarts_cap &&
+			!wc_array_reserve(&b->restarts, &b->restarts_cap, (size_t) b->nrestarts + 1,
+							  sizeof(*b->restarts)))
+			return WC_NOMEM;
 		b->restarts[b->nrestarts++] = (uint32_t) b->out.len;
 		b->counter = 0;
 	}
@@ -288,19 +240,15 @@ key_apply(wc_block_key *k, uint32_t shared, const uint8_t *s, uint32_t n)
 	total = shared + n;
 	if (total > k->cap)
 	{
-		uint32_t	cap = k->cap ? k->cap : 64;
-		uint8_t    *nb;
+		/* k->p is either k->buf (moved along by the growth) or in the block */
+		bool		in_buf = k->p == k->buf;
 
-		while (cap < total)
-			cap *= 2;
-		if ((nb = malloc(cap)) == NULL)
+		if (!wc_buf_reserve(&k->buf, &k->cap, total))
 			return false;
-		memcpy(nb, k->p, shared);
-		free(k->buf);
-		k->buf = nb;
-		k->cap = cap;
+		if (in_buf)
+			k->p = k->buf;
 	}
-	else if (k->p != k->buf)
+	if (k->p != k->buf)
 		memmove(k->buf, k->p, shared);
 	memcpy(k->buf + shared, s, n);
 	k->p = k->buf;

@@ -42,7 +42,7 @@ typedef struct wc_block_builder
 	wc_block_buf out;			/* entries, then restarts at finish */
 	uint32_t   *restarts;
 	uint32_t	nrestarts;
-	uint32_t	restarts_cap;
+	size_t		restarts_cap;
 	int			counter;		/* entries since the last restart */
 	uint32_t	nentries;
 	wc_block_buf last_row;
@@ -95,7 +95,7 @@ typedef struct wc_block_key
 	const uint8_t *p;			/* the current bytes (block or buf) */
 	uint32_t	len;
 	uint8_t    *buf;			/* rebuilt prefixes live here */
-	uint32_t	cap;
+	size_t		cap;
 } wc_block_key;
 
 typedef struct wc_block_iter

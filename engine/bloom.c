@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wc.h"
+#include "env.h"
 
 /* XXH64 constants: part of the format through wc_bloom_hash. */
 #define P1	UINT64_C(0x9E3779B185EBCA87)
@@ -126,16 +126,9 @@ wc_bloom_builder_free(wc_bloom_builder *b)
 int
 wc_bloom_builder_add(wc_bloom_builder *b, uint64_t hash)
 {
-	if (b->n == b->cap)
-	{
-		size_t		cap = b->cap ? b->cap * 2 : 256;
-		uint64_t   *h = realloc(b->hashes, cap * sizeof(uint64_t));
-
-		if (h == NULL)
-			return WC_NOMEM;
-		b->hashes = h;
-		b->cap = cap;
-	}
+	if (b->n == b->cap &&
+		!wc_array_reserve(&b->hashes, &b->cap, b->n + 1, sizeof(*b->hashes)))
+		return WC_NOMEM;
 	b->hashes[b->n++] = hash;
 	return WC_OK;
 }

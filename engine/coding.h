@@ -102,6 +102,17 @@ wc_get_varint32(const uint8_t *p, const uint8_t *end, uint32_t *v)
 	return p;
 }
 
+/* Writes len as a varint followed by data[0..len-1] (a length-prefixed byte
+ * string); returns the byte after it.  p must have room for 10 + len bytes. */
+static inline uint8_t *
+wc_put_bytes(uint8_t *p, const void *data, size_t len)
+{
+	p = wc_put_varint64(p, len);
+	if (len > 0)
+		memcpy(p, data, len);
+	return p + len;
+}
+
 /* Zig-zag keeps small negative timestamps small; ts are stored fixed, but
  * deltas may use this. */
 static inline uint64_t
@@ -129,6 +140,29 @@ wc_prefix64(const uint8_t *p, size_t n)
 	for (size_t i = 0; i < 8; i++)
 		v = (v << 8) | (i < n ? p[i] : 0);
 	return v;
+}
+
+/* The length of the longest common prefix of a[0..alen-1] and b[0..blen-1]. */
+static inline size_t
+wc_common_prefix(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	size_t		n = alen < blen ? alen : blen;
+	size_t		i = 0;
+
+	while (i + 8 <= n)
+	{
+		uint64_t	x,
+					y;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+		i += 8;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
 }
 
 #endif

@@ -1,21 +1,52 @@
 /*
  * crc32c.c -- CRC-32C, reflected polynomial 0x82F63B78.
+ *
+ * Two implementations that give the same values: the SSE4.2 crc32 instruction
+ * where the CPU has it, and "slicing by 8" over eight 256-entry tables anywhere.
+ * The tables and the choice between the two are set up once per process, at the
+ * first call, under pthread_once: the library runs in PostgreSQL backends and in
+ * multi-threaded programs, whose threads may make their first calls at once.
  */
 #include "crc32c.h"
 
-#include <stdbool.h>
+#include <pthread.h>
 #include <string.h>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
 
+#define CRC_UNSET		0
+#define CRC_PORTABLE	1
+#define CRC_SSE42		2
+
 static uint32_t crc_table[8][256];
-static bool crc_table_ready;
-static int	crc_hw = -1;		/* -1 unknown, 0 no, 1 SSE4.2 */
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+/*
+ * CRC_UNSET until crc_init has run, then the implementation to use.  Stored with
+ * release after the tables are built, loaded with acquire: a thread that sees it
+ * set sees the tables too, and never takes the pthread_once call again.
+ */
+static int	crc_impl = CRC_UNSET;
+
+static bool
+crc_cpu_has_sse42(void)
+{
+#if defined(__x86_64__)
+	unsigned	a,
+				b,
+				c,
+				d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
+#else
+	return false;
+#endif
+}
 
 static void
-crc_build_table(void)
+crc_init(void)
 {
 	for (uint32_t i = 0; i < 256; i++)
 	{
@@ -28,14 +59,26 @@ crc_build_table(void)
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
 			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
-	crc_table_ready = true;
+	__atomic_store_n(&crc_impl, crc_cpu_has_sse42() ? CRC_SSE42 : CRC_PORTABLE, __ATOMIC_RELEASE);
 }
 
+static inline int
+crc_which(void)
+{
+	int			impl = __atomic_load_n(&crc_impl, __ATOMIC_ACQUIRE);
+
+	if (impl == CRC_UNSET)
+	{
+		pthread_once(&crc_once, crc_init);
+		impl = __atomic_load_n(&crc_impl, __ATOMIC_ACQUIRE);
+	}
+	return impl;
+}
+
+/* The portable implementation, on the inverted crc (the tables must be built). */
 static uint32_t
 crc_sw(uint32_t crc, const uint8_t *p, size_t n)
 {
-	if (!crc_table_ready)
-		crc_build_table();
 	while (n >= 8)
 	{
 		uint32_t	lo = crc ^ ((uint32_t) p[0] | (uint32_t) p[1] << 8 |
@@ -56,9 +99,10 @@ crc_sw(uint32_t crc, const uint8_t *p, size_t n)
 }
 
 #if defined(__x86_64__)
+/* The SSE4.2 implementation, on the inverted crc (only where the CPU has it). */
 __attribute__((target("sse4.2")))
 static uint32_t
-crc_hw_extend(uint32_t crc, const uint8_t *p, size_t n)
+crc_hw(uint32_t crc, const uint8_t *p, size_t n)
 {
 	uint64_t	c = crc;
 
@@ -82,16 +126,31 @@ wc_crc32c_extend(uint32_t crc, const void *data, size_t n)
 {
 	const uint8_t *p = data;
 
-	crc = ~crc;
 #if defined(__x86_64__)
-	if (crc_hw < 0)
-	{
-		unsigned	a, b, c, d;
-
-		crc_hw = (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2)) ? 1 : 0;
-	}
-	if (crc_hw)
-		return ~crc_hw_extend(crc, p, n);
+	if (crc_which() == CRC_SSE42)
+		return ~crc_hw(~crc, p, n);
+#else
+	(void) crc_which();
 #endif
-	return ~crc_sw(crc, p, n);
+	return ~crc_sw(~crc, p, n);
+}
+
+uint32_t
+wc_crc32c_extend_portable(uint32_t crc, const void *data, size_t n)
+{
+	(void) crc_which();
+	return ~crc_sw(~crc, data, n);
+}
+
+bool
+wc_crc32c_extend_sse42(uint32_t crc, const void *data, size_t n, uint32_t *out)
+{
+#if defined(__x86_64__)
+	if (crc_which() != CRC_SSE42)
+		return false;
+	*out = ~crc_hw(~crc, data, n);
+	return true;
+#else
+	return false;
+#endif
 }

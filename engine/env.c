@@ -561,3 +561,27 @@ wc_env_advise_huge(void *p, size_t len)
 		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
 #endif
 }
+
+int
+wc_env_write_file(const char *dir, const char *name, int mode, const void *data, size_t len,
+				  wc_err *err)
+{
+	wc_file		f;
+	int			rc;
+
+	if ((rc = wc_file_open(dir, name, mode, &f, err)) != WC_OK)
+		return rc;
+	rc = wc_file_pwrite(&f, data, len, 0, err);
+	if (rc == WC_OK)
+		rc = wc_file_sync(&f, true, err);
+	wc_file_close(&f);
+	if (rc != WC_OK)
+	{
+		wc_err		ignored;
+
+		/* we created (or truncated) it: nothing half written stays behind */
+		wc_err_clear(&ignored);
+		(void) wc_env_unlink(dir, name, &ignored);
+	}
+	return rc;
+}

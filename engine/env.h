@@ -54,6 +54,15 @@ int			wc_file_sync(wc_file *f, bool full, wc_err *err);
 int			wc_file_size(wc_file *f, uint64_t *size, wc_err *err);
 int			wc_file_truncate(wc_file *f, uint64_t size, wc_err *err);
 
+/*
+ * Writes a small file whole: creates dir/name (mode WC_OPEN_CREATE, or WC_OPEN_EXCL
+ * when it must not exist yet), writes data[0..len-1] and fsyncs it; the directory
+ * is not fsynced.  A failure after the open removes the file; a failed open removes
+ * nothing (with WC_OPEN_EXCL the file is someone else's).
+ */
+int			wc_env_write_file(const char *dir, const char *name, int mode, const void *data,
+							  size_t len, wc_err *err);
+
 /* rename(dir/from, dir/to) then fsync(dir). */
 int			wc_env_rename(const char *dir, const char *from, const char *to, wc_err *err);
 int			wc_env_sync_dir(const char *dir, wc_err *err);
@@ -124,6 +133,8 @@ bool		wc_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
 void		wc_env_advise_huge(void *p, size_t len);
 
 /* Fault injection (tests only; process-local). */
+/* (Its settings and counters are plain process-wide variables: for tests that do their
+ * I/O in one thread.) */
 typedef enum wc_fault_kind
 {
 	WC_FAULT_WRITE = 0,

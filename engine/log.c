@@ -1,5 +1,5 @@
 /*
- * log.c -- framing of the write-ahead log files (FORMAT.md, "Log files").
+ * log.c -- framing of the write-ahead log files (FORMAT.md, "Write-ahead logs").
  *
  *   file   := header record*
  *   header := magic: bytes(8) | version: fixed32 | number: fixed64
@@ -75,7 +75,6 @@ int
 wc_log_create(const char *dir, const char *name, uint64_t number, wc_err *err)
 {
 	uint8_t		h[WC_LOG_HEADER_SIZE];
-	wc_file		f;
 	int			rc;
 
 	memset(h, 0, sizeof(h));
@@ -85,15 +84,9 @@ wc_log_create(const char *dir, const char *name, uint64_t number, wc_err *err)
 	/* bytes 20..27 reserved, zero */
 	wc_put_fixed32(h + 28, wc_crc32c(h, 28));
 
-	if ((rc = wc_file_open(dir, name, WC_OPEN_EXCL, &f, err)) != WC_OK)
+	if ((rc = wc_env_write_file(dir, name, WC_OPEN_EXCL, h, sizeof(h), err)) != WC_OK)
 		return rc;
-	rc = wc_file_pwrite(&f, h, sizeof(h), 0, err);
-	if (rc == WC_OK)
-		rc = wc_file_sync(&f, true, err);
-	wc_file_close(&f);
-	if (rc == WC_OK)
-		rc = wc_env_sync_dir(dir, err);
-	if (rc != WC_OK)
+	if ((rc = wc_env_sync_dir(dir, err)) != WC_OK)
 	{
 		wc_err		ignored;
 
@@ -418,20 +411,10 @@ read_record(wc_log_reader *r, uint32_t *len, bad_record *bad, wc_err *err)
 		bad->size = r->size;
 		return 0;
 	}
-	if (r->cap < n || r->buf == NULL)
-	{
-		size_t		cap = r->cap ? r->cap : 4096;
-		uint8_t    *grown;
-
-		while (cap < n)
-			cap *= 2;
-		if ((grown = realloc(r->buf, cap)) == NULL)
-			return wc_err_set(err, WC_NOMEM,
-							  "out of memory for a log record of %u bytes in %s at offset %llu",
-							  n, r->f->name, (unsigned long long) off);
-		r->buf = grown;
-		r->cap = cap;
-	}
+	if (!wc_buf_reserve(&r->buf, &r->cap, n))
+		return wc_err_set(err, WC_NOMEM,
+						  "out of memory for a log record of %u bytes in %s at offset %llu",
+						  n, r->f->name, (unsigned long long) off);
 	if ((rc = wc_file_pread_some(r->f, r->buf, n, off + LOG_RECORD_HEADER, &got, err)) != WC_OK)
 		return rc;
 	if (got < n)

@@ -49,15 +49,6 @@ bytes_size(size_t len)
 	return (size_t) wc_varint_len(len) + len;
 }
 
-static uint8_t *
-put_bytes(uint8_t *p, const void *data, size_t len)
-{
-	p = wc_put_varint64(p, len);
-	if (len > 0)
-		memcpy(p, data, len);
-	return p + len;
-}
-
 static size_t
 file_size(const wc_manifest_file *mf)
 {
@@ -80,7 +71,7 @@ put_file(uint8_t *p, const wc_manifest_file *mf)
 	wc_put_fixed64(p, mf->number);
 	p += 8;
 	*p++ = (uint8_t) pr->level;
-	p = put_bytes(p, pr->family, strnlen(pr->family, WC_MAX_FAMILY));
+	p = wc_put_bytes(p, pr->family, strnlen(pr->family, WC_MAX_FAMILY));
 	p = wc_put_varint64(p, pr->cells);
 	p = wc_put_varint64(p, pr->tombstones);
 	p = wc_put_varint64(p, pr->range_tombstones);
@@ -93,8 +84,8 @@ put_file(uint8_t *p, const wc_manifest_file *mf)
 	wc_put_fixed64(p + 16, pr->seq_min);
 	wc_put_fixed64(p + 24, pr->seq_max);
 	p += 32;
-	p = put_bytes(p, pr->row_min, pr->row_min ? pr->row_min_len : 0);
-	p = put_bytes(p, pr->row_max, pr->row_max ? pr->row_max_len : 0);
+	p = wc_put_bytes(p, pr->row_min, pr->row_min ? pr->row_min_len : 0);
+	p = wc_put_bytes(p, pr->row_max, pr->row_max ? pr->row_max_len : 0);
 	return p;
 }
 
@@ -441,21 +432,13 @@ wc_manifest_read(const char *dir, wc_manifest *m, wc_err *err)
 int
 wc_manifest_write(const char *dir, const wc_manifest *m, wc_err *err)
 {
-	wc_file		f;
 	uint8_t    *buf;
 	size_t		len;
 	int			rc;
 
 	if ((rc = wc_manifest_encode(m, &buf, &len, err)) != WC_OK)
 		return rc;
-	rc = wc_file_open(dir, MANIFEST_TMP_NAME, WC_OPEN_CREATE, &f, err);
-	if (rc == WC_OK)
-	{
-		rc = wc_file_pwrite(&f, buf, len, 0, err);
-		if (rc == WC_OK)
-			rc = wc_file_sync(&f, true, err);
-		wc_file_close(&f);
-	}
+	rc = wc_env_write_file(dir, MANIFEST_TMP_NAME, WC_OPEN_CREATE, buf, len, err);
 	free(buf);
 	if (rc == WC_OK)
 		rc = wc_env_rename(dir, MANIFEST_TMP_NAME, MANIFEST_NAME, err);

@@ -63,25 +63,12 @@ struct wc_sst_builder
 	wc_sst_props props;
 };
 
+/* Room for extra more bytes after b->len: WC_OK or WC_NOMEM. */
 static int
 bbuf_reserve(bbuf *b, size_t extra)
 {
-	size_t		need = b->len + extra;
-	size_t		cap;
-	uint8_t    *p;
-
-	if (need < b->len)
+	if (extra > SIZE_MAX - b->len || !wc_buf_reserve(&b->data, &b->cap, b->len + extra))
 		return WC_NOMEM;
-	if (need <= b->cap)
-		return WC_OK;
-	cap = b->cap ? b->cap : 4096;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(b->data, cap);
-	if (p == NULL)
-		return WC_NOMEM;
-	b->data = p;
-	b->cap = cap;
 	return WC_OK;
 }
 
@@ -198,10 +185,7 @@ index_add(wc_sst_builder *b, uint64_t off, uint64_t size)
 	if (b->last_row.len > 0)
 		memcpy(p, b->last_row.data, b->last_row.len);
 	p += b->last_row.len;
-	p = wc_put_varint64(p, b->last_qual.len);
-	if (b->last_qual.len > 0)
-		memcpy(p, b->last_qual.data, b->last_qual.len);
-	p += b->last_qual.len;
+	p = wc_put_bytes(p, b->last_qual.data, b->last_qual.len);
 	wc_put_fixed64(p, (uint64_t) b->last_ts);
 	p += 8;
 	p = wc_put_varint64(p, b->last_seq);
@@ -411,14 +395,8 @@ encode_props(wc_sst_builder *b, bbuf *out)
 	q += 8;
 	q = wc_put_varint64(q, p->seq_min);
 	q = wc_put_varint64(q, p->seq_max);
-	q = wc_put_varint64(q, p->row_min_len);
-	if (p->row_min_len > 0)
-		memcpy(q, p->row_min, p->row_min_len);
-	q += p->row_min_len;
-	q = wc_put_varint64(q, p->row_max_len);
-	if (p->row_max_len > 0)
-		memcpy(q, p->row_max, p->row_max_len);
-	q += p->row_max_len;
+	q = wc_put_bytes(q, p->row_min, p->row_min_len);
+	q = wc_put_bytes(q, p->row_max, p->row_max_len);
 	out->len = (size_t) (q - out->data);
 	return WC_OK;
 }
@@ -440,13 +418,10 @@ add_search_arrays(wc_sst_builder *b, bbuf *meta, size_t countlen)
 
 	if (b->nindex > 0)
 	{
-		const uint8_t *first = ix + wc_get_fixed32(w + 4);
-		const uint8_t *last = ix + wc_get_fixed32(w + 12 * (b->nindex - 1) + 4);
-		uint32_t	flen = wc_get_fixed32(w + 8),
-					llen = wc_get_fixed32(w + 12 * (b->nindex - 1) + 8);
+		const uint8_t *last = w + 12 * (b->nindex - 1);
 
-		while (skip < flen && skip < llen && first[skip] == last[skip])
-			skip++;
+		skip = (uint32_t) wc_common_prefix(ix + wc_get_fixed32(w + 4), wc_get_fixed32(w + 8),
+										   ix + wc_get_fixed32(last + 4), wc_get_fixed32(last + 8));
 	}
 	for (uint64_t i = 0; i < b->nindex; i++, p += 8)
 		wc_put_fixed64(p, wc_prefix64(ix + wc_get_fixed32(w + 12 * i + 4) + skip,

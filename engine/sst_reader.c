@@ -85,25 +85,6 @@ typedef struct read_bufs
 	size_t		plain_cap;
 } read_bufs;
 
-static bool
-grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	uint8_t    *p;
-	size_t		c;
-
-	if (need <= *cap && *buf != NULL)
-		return true;
-	c = *cap ? *cap : 4096;
-	while (c < need)
-		c *= 2;
-	if ((p = malloc(c)) == NULL)
-		return false;
-	free(*buf);
-	*buf = p;
-	*cap = c;
-	return true;
-}
-
 /*
  * Reads the block stored at off (size bytes + trailer), checks it and returns
  * its uncompressed bytes in *data, *len: in rb->raw or rb->plain, valid until
@@ -130,7 +111,7 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 		src = s->map + off;		/* no system call, no copy */
 	else
 	{
-		if (!grow(&rb->raw, &rb->raw_cap, total))
+		if (!wc_buf_reserve(&rb->raw, &rb->raw_cap, total))
 			return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
 							  what, fname, (unsigned long long) off);
 		if ((rc = wc_file_pread(&s->file, rb->raw, total, off, err)) != WC_OK)
@@ -167,7 +148,7 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 							  "%s in %s at offset %llu: implausible lengths %u (uncompressed), %llu (stored)",
 							  what, fname, (unsigned long long) off, raw_len,
 							  (unsigned long long) size);
-		if (!grow(&rb->plain, &rb->plain_cap, raw_len ? raw_len : 1))
+		if (!wc_buf_reserve(&rb->plain, &rb->plain_cap, raw_len))
 			return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
 							  what, fname, (unsigned long long) off);
 		n = LZ4_decompress_safe((const char *) src, (char *) rb->plain,
@@ -379,11 +360,7 @@ index_pfx(const wc_sst *s, uint32_t i)
 static uint32_t
 common_prefix(const wc_cell *first, const wc_cell *last)
 {
-	uint32_t	n = 0;
-
-	while (n < first->row_len && n < last->row_len && first->row[n] == last->row[n])
-		n++;
-	return n;
+	return (uint32_t) wc_common_prefix(first->row, first->row_len, last->row, last->row_len);
 }
 
 /*

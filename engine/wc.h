@@ -9,9 +9,32 @@
  * Conventions:
  *  - Functions return WC_OK (0) or a negative wc_code, and fill the caller's
  *    wc_err with a complete message (file names relative to the store).
+ *  - The first error recorded in a wc_err wins: a function leaves a wc_err that
+ *    already holds an error as it is (so a builder reports the original cause).
+ *    Clear it with wc_err_clear before the first use and before reusing it after
+ *    an error; otherwise a later failure is reported with the old message.
  *  - Byte strings are (pointer, length) and may contain any byte.
  *  - Pointers returned inside a wc_cell_view stay valid until the next call on
  *    the same scan.
+ *
+ * Threads: the library starts no threads of its own and needs no setup (what it
+ * sets up once per process, such as the CRC tables, is set up safely at the first
+ * use), so any number of threads may call it at once on different objects:
+ *  - A wc_db handle and the scans opened on it are one unit with no locks inside:
+ *    calls on them must not overlap.  One thread at a time; another thread may
+ *    take the unit over when the hand-over synchronises (a mutex, thread start
+ *    or join).  For work in parallel open one handle per thread, even on the
+ *    same store: handles coordinate through the store's locks and files as
+ *    handles of different processes do (the engine benchmark runs
+ *    wc_db_maintain in a thread with a handle of its own while another thread
+ *    writes through its handle).
+ *  - A wc_batch is used by one thread at a time.  While wc_db_write writes it,
+ *    and for as long as a scan overlays it (wc_scan_opts.pending), it belongs to
+ *    that handle's unit.  Different batches may be filled in different threads
+ *    at once.
+ *  - A wc_err is the caller's: one per thread (or per call in flight).
+ *  - The resolve and interrupt callbacks run in the thread that called into
+ *    the handle.
  */
 #ifndef WC_H
 #define WC_H
@@ -46,7 +69,7 @@ typedef struct wc_err
 	char		msg[768];
 } wc_err;
 
-/* Clears err. */
+/* Clears err (WC_OK, no message): before its first use and before reusing it. */
 void		wc_err_clear(wc_err *err);
 
 /* Name of a code ("corrupt", "I/O error" ...). */

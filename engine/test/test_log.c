@@ -1,6 +1,7 @@
 /*
  * test_log.c -- log framing: round trip, incremental reads, recovery from a cut at
- * every offset, corruption of every byte, and a reader racing a writer process.
+ * every offset, corruption of every byte, a reader racing a writer process, and
+ * the golden logs of both format versions (test/golden) read with today's readers.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -8,9 +9,12 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "batch.h"
 #include "coding.h"
 #include "crc32c.h"
 #include "env.h"
+#include "golden.h"
+#include "ingest.h"
 #include "log.h"
 #include "testutil.h"
 
@@ -629,10 +633,186 @@ test_versions(void)
 	test_rmdir(dir);
 }
 
+static bool
+bytes_are(const uint8_t *p, size_t len, const char *want, uint32_t want_len)
+{
+	return len == want_len && (len == 0 || memcmp(p, want, len) == 0);
+}
+
+/* Encodes a golden batch record with today's batch writer (a malloc'd payload). */
+static uint8_t *
+encode_golden_batch(const golden_record *r, size_t *len)
+{
+	wc_batch   *b = wc_batch_new();
+	uint8_t		header[WC_BATCH_HEADER_MAX];
+	uint8_t		vbuf[1024];
+	const uint8_t *entries;
+	size_t		elen,
+				hlen;
+	uint8_t    *out;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	for (uint32_t i = 0; i < r->count; i++)
+	{
+		const golden_cell *g = &r->entries[i];
+
+		if (g->type == WC_TYPE_PUT)
+			wc_batch_put(b, g->fam, g->fam_len, g->row, g->row_len, g->qual, g->qual_len,
+						 g->ts, golden_value(g, vbuf), g->val_len, &err);
+		else if (g->type == WC_TYPE_DEL_VERSION)
+			wc_batch_delete_version(b, g->fam, g->fam_len, g->row, g->row_len, g->qual,
+									g->qual_len, g->ts, &err);
+		else if (g->type == WC_TYPE_DEL_COLUMN)
+			wc_batch_delete_column(b, g->fam, g->fam_len, g->row, g->row_len, g->qual,
+								   g->qual_len, &err);
+		else if (g->type == WC_TYPE_DEL_FAMILY)
+			wc_batch_delete_family(b, g->fam, g->fam_len, g->row, g->row_len, &err);
+		else
+			wc_batch_truncate(b, &err);
+	}
+	CHECK_OK(err.code, &err);
+	entries = wc_batch_entries(b, &elen);
+	hlen = wc_batch_encode_header(header, r->seq_base, r->tag, r->count);
+	out = malloc(hlen + elen);
+	memcpy(out, header, hlen);
+	memcpy(out + hlen, entries, elen);
+	*len = hlen + elen;
+	wc_batch_free(b);
+	return out;
+}
+
+/* One record's payload against golden.h: header fields, every entry or file. */
+static void
+check_golden_record(const golden_log *g, size_t i, const uint8_t *payload, size_t len)
+{
+	const golden_record *r = &g->records[i];
+	wc_err		err;
+	uint8_t		vbuf[1024];
+
+	wc_err_clear(&err);
+	if (r->kind == GOLDEN_INGEST)
+	{
+		wc_ingest_record ir;
+
+		CHECK(wc_ingest_is_record(payload, len), "%s record %zu is not an ingest record", g->name, i);
+		CHECK_OK(wc_ingest_decode(payload, len, &ir, &err), &err);
+		CHECK(ir.seq_base == r->seq_base && ir.tag == r->tag && ir.count == r->count &&
+			  ir.nfiles == r->nfiles, "%s record %zu: seq_base %llu tag %llu count %u files %d",
+			  g->name, i, (unsigned long long) ir.seq_base, (unsigned long long) ir.tag,
+			  ir.count, ir.nfiles);
+		for (int k = 0; k < ir.nfiles && k < r->nfiles; k++)
+			CHECK(ir.files[k].number == r->files[k].number &&
+				  strcmp(ir.files[k].family, r->files[k].family) == 0,
+				  "%s record %zu file %d: %llu %s", g->name, i, k,
+				  (unsigned long long) ir.files[k].number, ir.files[k].family);
+		wc_ingest_record_clear(&ir);
+	}
+	else
+	{
+		wc_batch_reader br;
+		wc_batch_entry e;
+		uint32_t	n = 0;
+		int			bad = 0,
+					rc;
+		uint8_t    *again;
+		size_t		again_len;
+
+		CHECK(!wc_ingest_is_record(payload, len), "%s record %zu is an ingest record", g->name, i);
+		CHECK_OK(wc_batch_reader_init(&br, payload, len, &err), &err);
+		CHECK(br.seq_base == r->seq_base && br.tag == r->tag && br.count == r->count,
+			  "%s record %zu: seq_base %llu tag %llu count %u", g->name, i,
+			  (unsigned long long) br.seq_base, (unsigned long long) br.tag, br.count);
+		while ((rc = wc_batch_reader_next(&br, &e, &err)) == 1 && n < r->count)
+		{
+			const golden_cell *x = &r->entries[n];
+
+			if (e.type != x->type || e.cell.type != x->type ||
+				!bytes_are(e.fam, e.fam_len, x->fam, x->fam_len) ||
+				!bytes_are(e.cell.row, e.cell.row_len, x->row, x->row_len) ||
+				!bytes_are(e.cell.qual, e.cell.qual_len, x->qual, x->qual_len) ||
+				e.cell.ts != x->ts || e.cell.seq != r->seq_base + n ||
+				!bytes_are(e.cell.val, e.cell.val_len, (const char *) golden_value(x, vbuf),
+						   x->val_len))
+			{
+				if (bad++ < 5)
+					fprintf(stderr, "%s record %zu entry %u differs from golden.h\n", g->name, i, n);
+			}
+			n++;
+		}
+		CHECK(rc == 0 && n == r->count && bad == 0, "%s record %zu: %u entries, %d differ: %s",
+			  g->name, i, n, bad, err.msg);
+		/* the payload format is the writer's too: today's writes the same bytes */
+		again = encode_golden_batch(r, &again_len);
+		CHECK(again_len == len && memcmp(again, payload, len) == 0,
+			  "%s record %zu: today's batch writer encodes %zu other bytes", g->name, i, again_len);
+		free(again);
+	}
+}
+
+/*
+ * The golden logs: their bytes (size, checksum, header version), then read with
+ * today's reader: the header, every record and where it ends, the end of the log.
+ */
+static void
+test_golden(void)
+{
+	for (size_t l = 0; l < GOLDEN_NELEM(golden_logs); l++)
+	{
+		const golden_log *g = &golden_logs[l];
+		wc_file		f;
+		wc_err		err;
+		uint8_t		head[WC_LOG_HEADER_SIZE];
+		uint8_t    *all;
+		uint64_t	number = 0,
+					end = 0,
+					size = 0;
+		wc_log_reader *r;
+		const uint8_t *payload;
+		size_t		len;
+		int			rc = 0;
+
+		wc_err_clear(&err);
+		CHECK_OK(wc_file_open(WC_GOLDEN_DIR, g->name, WC_OPEN_READ, &f, &err), &err);
+		if (err.code != WC_OK)
+			continue;
+		CHECK_OK(wc_file_size(&f, &size, &err), &err);
+		all = malloc(size ? size : 1);
+		CHECK_OK(wc_file_pread(&f, all, size, 0, &err), &err);
+		CHECK(size == g->size && wc_crc32c(all, size) == g->crc,
+			  "%s: %llu bytes, CRC-32C 0x%08X; expected %llu, 0x%08X: the golden file changed",
+			  g->name, (unsigned long long) size, wc_crc32c(all, size),
+			  (unsigned long long) g->size, g->crc);
+		free(all);
+		CHECK_OK(wc_file_pread(&f, head, sizeof(head), 0, &err), &err);
+		CHECK(wc_get_fixed32(head + 8) == g->version, "%s: header version %u", g->name,
+			  wc_get_fixed32(head + 8));
+		CHECK_OK(wc_log_check_header(&f, &number, &err), &err);
+		CHECK(number == g->number, "%s: log number %llu", g->name, (unsigned long long) number);
+
+		r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+		for (size_t i = 0; i < g->nrecords; i++)
+		{
+			rc = wc_log_read(r, &payload, &len, &end, &err);
+			CHECK(rc == 1 && end == g->ends[i], "%s record %zu: rc=%d, ends at %llu (%s)",
+				  g->name, i, rc, (unsigned long long) end, err.msg);
+			if (rc != 1)
+				break;
+			check_golden_record(g, i, payload, len);
+		}
+		if (rc == 1)
+			CHECK(wc_log_read(r, &payload, &len, &end, &err) == 0 &&
+				  wc_log_reader_offset(r) == g->size, "%s: more after the last record", g->name);
+		wc_log_reader_free(r);
+		wc_file_close(&f);
+	}
+}
+
 int
 main(void)
 {
 	t_name = "test_log";
+	test_golden();
 	test_versions();
 	test_roundtrip();
 	test_recovery();

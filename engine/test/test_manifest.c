@@ -1,6 +1,7 @@
 /*
- * test_manifest.c -- manifest round trips, rejection of every damaged image, and
- * atomic replacement under injected write, fsync and rename failures.
+ * test_manifest.c -- manifest round trips, rejection of every damaged image,
+ * atomic replacement under injected write, fsync and rename failures, and the
+ * golden MANIFEST (test/golden) read with today's reader.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -8,6 +9,7 @@
 #include "coding.h"
 #include "crc32c.h"
 #include "env.h"
+#include "golden.h"
 #include "manifest.h"
 #include "testutil.h"
 
@@ -498,10 +500,88 @@ test_file_damage(void)
 	test_rmdir(dir);
 }
 
+static bool
+bytes_are(const uint8_t *p, size_t len, const char *want, uint32_t want_len)
+{
+	return len == want_len && (len == 0 || (p != NULL && memcmp(p, want, len) == 0));
+}
+
+/*
+ * The golden MANIFEST: its bytes (size, checksum), every field as golden.h has it,
+ * and today's encoder writes the same image from what was read.
+ */
+static void
+test_golden(void)
+{
+	char		path[4200];
+	FILE	   *fp;
+	uint8_t		raw[GOLDEN_MANIFEST_SIZE + 1];
+	size_t		len = 0;
+	wc_manifest m;
+	wc_err		err;
+	uint8_t    *again = NULL;
+	size_t		again_len = 0;
+	int			rc;
+
+	snprintf(path, sizeof(path), "%s/MANIFEST", WC_GOLDEN_DIR);
+	if ((fp = fopen(path, "rb")) != NULL)
+	{
+		len = fread(raw, 1, sizeof(raw), fp);
+		fclose(fp);
+	}
+	CHECK(len == GOLDEN_MANIFEST_SIZE && wc_crc32c(raw, len) == GOLDEN_MANIFEST_CRC,
+		  "%s: %zu bytes, CRC-32C 0x%08X; expected %d, 0x%08X: the golden file changed",
+		  path, len, wc_crc32c(raw, len), GOLDEN_MANIFEST_SIZE, GOLDEN_MANIFEST_CRC);
+	CHECK(len >= 12 && wc_get_fixed32(raw + 8) == 1, "format version %u", wc_get_fixed32(raw + 8));
+
+	wc_err_clear(&err);
+	rc = wc_manifest_read(WC_GOLDEN_DIR, &m, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		return;
+	CHECK(m.version == GOLDEN_MANIFEST_VERSION && m.next_file == GOLDEN_MANIFEST_NEXT_FILE &&
+		  m.last_seq == GOLDEN_MANIFEST_LAST_SEQ && m.truncate_seq == GOLDEN_MANIFEST_TRUNCATE_SEQ,
+		  "version %llu next_file %llu last_seq %llu truncate_seq %llu",
+		  (unsigned long long) m.version, (unsigned long long) m.next_file,
+		  (unsigned long long) m.last_seq, (unsigned long long) m.truncate_seq);
+	CHECK(m.nlogs == (int) GOLDEN_NELEM(golden_manifest_logs), "%d logs", m.nlogs);
+	for (int i = 0; i < m.nlogs && i < (int) GOLDEN_NELEM(golden_manifest_logs); i++)
+		CHECK(m.logs[i] == golden_manifest_logs[i], "log %d is %llu", i,
+			  (unsigned long long) m.logs[i]);
+	CHECK(m.nfiles == (int) GOLDEN_NELEM(golden_manifest_files), "%d files", m.nfiles);
+	for (int i = 0; i < m.nfiles && i < (int) GOLDEN_NELEM(golden_manifest_files); i++)
+	{
+		const wc_sst_props *p = &m.files[i].props;
+		const golden_props *e = &golden_manifest_files[i].props;
+
+		CHECK(m.files[i].number == golden_manifest_files[i].number, "file %d is %llu", i,
+			  (unsigned long long) m.files[i].number);
+		CHECK(strcmp(p->family, e->family) == 0 && p->level == e->level,
+			  "file %d: family \"%s\" level %d", i, p->family, p->level);
+		CHECK(p->cells == e->cells && p->tombstones == e->tombstones &&
+			  p->range_tombstones == e->range_tombstones && p->distinct_rows == e->distinct_rows &&
+			  p->raw_bytes == e->raw_bytes && p->file_bytes == e->file_bytes &&
+			  p->blocks == e->blocks, "file %d: counters", i);
+		CHECK(p->ts_min == e->ts_min && p->ts_max == e->ts_max && p->seq_min == e->seq_min &&
+			  p->seq_max == e->seq_max, "file %d: ts %lld..%lld seq %llu..%llu", i,
+			  (long long) p->ts_min, (long long) p->ts_max,
+			  (unsigned long long) p->seq_min, (unsigned long long) p->seq_max);
+		CHECK(bytes_are(p->row_min, p->row_min_len, e->row_min, e->row_min_len) &&
+			  bytes_are(p->row_max, p->row_max_len, e->row_max, e->row_max_len),
+			  "file %d: rowkey range", i);
+	}
+	CHECK_OK(wc_manifest_encode(&m, &again, &again_len, &err), &err);
+	CHECK(again_len == len && memcmp(again, raw, len) == 0,
+		  "today's encoder writes another image (%zu bytes) of the golden MANIFEST", again_len);
+	free(again);
+	wc_manifest_clear(&m);
+}
+
 int
 main(void)
 {
 	t_name = "test_manifest";
+	test_golden();
 	test_roundtrip();
 	test_damage();
 	test_malformed();

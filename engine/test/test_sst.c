@@ -5,6 +5,8 @@
  * linear reference, properties, the bloom filter's false positive rate, misuse,
  * fault injection, and corruption: every byte of a small file flipped and every
  * truncation must give WC_CORRUPT naming the file or exactly the original data.
+ * The golden files of both format versions (test/golden) are read with today's
+ * reader and compared with what golden.h says they hold.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include "coding.h"
 #include "crc32c.h"
 #include "env.h"
+#include "golden.h"
 #include "sst.h"
 #include "testutil.h"
 
@@ -861,6 +864,152 @@ corrupt_file(const char *dir, int n, int compression, size_t block_bytes, int sa
 	free_cells(cells, n);
 }
 
+/* True if the rowkey (row, len) equals (grow, glen) of a golden table. */
+static bool
+row_is(const uint8_t *row, size_t len, const char *grow, uint32_t glen)
+{
+	return len == glen && (len == 0 || memcmp(row, grow, len) == 0);
+}
+
+static void
+check_golden_props(const char *name, const wc_sst_props *p, const golden_props *e)
+{
+	CHECK(strcmp(p->family, e->family) == 0 && p->level == e->level,
+		  "%s: family \"%s\" level %d", name, p->family, p->level);
+	CHECK(p->cells == e->cells && p->tombstones == e->tombstones &&
+		  p->range_tombstones == e->range_tombstones && p->distinct_rows == e->distinct_rows &&
+		  p->raw_bytes == e->raw_bytes && p->file_bytes == e->file_bytes && p->blocks == e->blocks,
+		  "%s: counters %llu %llu %llu %llu %llu %llu %llu", name,
+		  (unsigned long long) p->cells, (unsigned long long) p->tombstones,
+		  (unsigned long long) p->range_tombstones, (unsigned long long) p->distinct_rows,
+		  (unsigned long long) p->raw_bytes, (unsigned long long) p->file_bytes,
+		  (unsigned long long) p->blocks);
+	CHECK(p->ts_min == e->ts_min && p->ts_max == e->ts_max && p->seq_min == e->seq_min &&
+		  p->seq_max == e->seq_max, "%s: ts %lld..%lld seq %llu..%llu", name,
+		  (long long) p->ts_min, (long long) p->ts_max,
+		  (unsigned long long) p->seq_min, (unsigned long long) p->seq_max);
+	CHECK(p->row_min != NULL && row_is(p->row_min, p->row_min_len, e->row_min, e->row_min_len) &&
+		  p->row_max != NULL && row_is(p->row_max, p->row_max_len, e->row_max, e->row_max_len),
+		  "%s: rowkey range", name);
+}
+
+/*
+ * One golden sorted file: its bytes (size, checksum, footer version, how each data
+ * block is stored), then through the reader: properties, every entry field by
+ * field, a seek to every entry and to every row, the filter, verification.
+ */
+static void
+check_golden_sst(const golden_sst *g)
+{
+	char		path[4200];
+	uint8_t    *raw = NULL;
+	size_t		len = 0;
+	wc_sst	   *s;
+	wc_err		err;
+	wc_scan_stats stats = {0};
+	uint8_t		buf[1024];
+	int			rc,
+				i = 0,
+				bad = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", WC_GOLDEN_DIR, g->name);
+	CHECK(read_file(path, &raw, &len) == 0, "cannot read %s", path);
+	if (raw == NULL)
+		return;
+	CHECK(len == g->size && wc_crc32c(raw, len) == g->crc,
+		  "%s: %zu bytes, CRC-32C 0x%08X; expected %llu, 0x%08X: the golden file changed",
+		  g->name, len, wc_crc32c(raw, len), (unsigned long long) g->size, g->crc);
+	if (len != g->size)
+	{
+		free(raw);
+		return;
+	}
+	CHECK(wc_get_fixed32(raw + len - WC_SST_FOOTER_SIZE + 48) == g->version &&
+		  wc_get_fixed64(raw + len - WC_SST_FOOTER_SIZE + 56) == WC_SST_MAGIC,
+		  "%s: footer version %u", g->name, wc_get_fixed32(raw + len - WC_SST_FOOTER_SIZE + 48));
+	for (size_t b = 0; b < g->nblocks; b++)
+		CHECK(g->blocks[b].off + g->blocks[b].size < len &&
+			  raw[g->blocks[b].off + g->blocks[b].size] == g->blocks[b].type,
+			  "%s: block %zu is not stored as type %u", g->name, b, g->blocks[b].type);
+	free(raw);
+
+	wc_err_clear(&err);
+	rc = wc_sst_open(WC_GOLDEN_DIR, g->name, &s, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		return;
+	check_golden_props(g->name, wc_sst_get_props(s), &g->props);
+	{
+		wc_iter    *it = wc_sst_iter_new(s, &stats);
+
+		for (wc_iter_seek_first(it); wc_iter_valid(it); wc_iter_next(it), i++)
+		{
+			const wc_cell *c = wc_iter_cell(it);
+			const golden_cell *e = &g->cells[i];
+
+			if (i >= (int) g->ncells)
+				break;
+			if (!row_is(c->row, c->row_len, e->row, e->row_len) ||
+				!row_is(c->qual, c->qual_len, e->qual, e->qual_len) ||
+				c->ts != e->ts || c->seq != e->seq || c->type != e->type ||
+				!row_is(c->val, c->val_len, (const char *) golden_value(e, buf), e->val_len))
+			{
+				if (bad++ < 5)
+					fprintf(stderr, "%s: entry %d differs from golden.h\n", g->name, i);
+			}
+		}
+		CHECK(i == (int) g->ncells && bad == 0 && wc_iter_status(it, &err) == WC_OK,
+			  "%s: %d entries read, %zu expected, %d differ: %s", g->name, i, g->ncells, bad, err.msg);
+		CHECK(stats.blocks_read == g->nblocks, "%s: %llu blocks read", g->name,
+			  (unsigned long long) stats.blocks_read);
+
+		/* a seek to every entry finds it; a seek to its row finds the row's first */
+		bad = 0;
+		for (size_t k = 0; k < g->ncells; k++)
+		{
+			const golden_cell *e = &g->cells[k];
+			wc_cell		target = golden_to_cell(e, e->seq, buf);
+			size_t		first = k;
+
+			while (first > 0 && row_is((const uint8_t *) g->cells[first - 1].row,
+									   g->cells[first - 1].row_len, e->row, e->row_len))
+				first--;
+			wc_iter_seek(it, &target);
+			bad += !wc_iter_valid(it) || wc_iter_cell(it)->seq != e->seq;
+			wc_cell_row_start(&target, (const uint8_t *) e->row, e->row_len);
+			wc_iter_seek(it, &target);
+			bad += !wc_iter_valid(it) || wc_iter_cell(it)->seq != g->cells[first].seq;
+			bad += !wc_sst_may_contain_row(s, (const uint8_t *) e->row, e->row_len);
+		}
+		CHECK(bad == 0, "%s: %d seeks or filter probes wrong", g->name, bad);
+		wc_iter_close(it);
+	}
+	CHECK_OK(wc_sst_verify(s, &err), &err);
+	wc_sst_unref(s);
+}
+
+static void
+test_golden_ssts(void)
+{
+	bool		types[WC_TYPE_DEL_FAMILY + 1] = {false};
+	bool		stored[2] = {false};
+
+	for (size_t f = 0; f < GOLDEN_NELEM(golden_ssts); f++)
+	{
+		check_golden_sst(&golden_ssts[f]);
+		for (size_t k = 0; k < golden_ssts[f].ncells; k++)
+			types[golden_ssts[f].cells[k].type] = true;
+		for (size_t b = 0; b < golden_ssts[f].nblocks; b++)
+			stored[golden_ssts[f].blocks[b].type] = true;
+	}
+	/* what the fixtures are there to cover */
+	CHECK(golden_ssts[0].version == WC_SST_VERSION_OLDEST && golden_ssts[1].version == WC_SST_VERSION,
+		  "golden sorted files of versions %u and %u", golden_ssts[0].version, golden_ssts[1].version);
+	CHECK(types[WC_TYPE_PUT] && types[WC_TYPE_DEL_VERSION] && types[WC_TYPE_DEL_COLUMN] &&
+		  types[WC_TYPE_DEL_FAMILY], "every stored entry type");
+	CHECK(stored[WC_COMPRESS_NONE] && stored[WC_COMPRESS_LZ4], "plain and lz4 blocks");
+}
+
 /* A block on its own: build, then seek every key and a few in between. */
 static void
 test_block_alone(void)
@@ -913,6 +1062,7 @@ main(void)
 	int			k = 0;
 
 	t_name = "test_sst";
+	test_golden_ssts();
 	test_bloom_hash();
 	test_block_alone();
 
@@ -936,7 +1086,8 @@ main(void)
 		snprintf(name, sizeof(name), "%06d.sst", ++k);
 		round_trip(dir, name, 8000, 3000, false, comp, 0);
 		row_prefix = NULL;
-		/* files of the first format (an index without search arrays) still read alike */
+		/* files of the first format (an index without search arrays) still read alike;
+		 * these are today's writer's, test_golden_ssts reads one an old writer wrote */
 		build_version = 1;
 		snprintf(name, sizeof(name), "%06d.sst", ++k);
 		round_trip(dir, name, 5000, 800, false, comp, 256);
