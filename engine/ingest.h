@@ -38,7 +38,7 @@ typedef struct wc_ingest_record
 	uint64_t	tag;
 	uint32_t	count;			/* entries in the files, all together */
 	int			nfiles;
-	wc_ingest_file *files;		/* malloc'd; one per family, in family order */
+	wc_ingest_file *files;		/* malloc'd; one per family, in the order the write named them */
 } wc_ingest_record;
 
 /* True when payload (at least 8 bytes) is an ingest record rather than a batch. */
