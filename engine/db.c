@@ -115,23 +115,36 @@ wc_db_open(const char *dir, const wc_open_opts *opts, wc_db **out, wc_err *err)
 	}
 	db->lockf.fd = -1;
 	rc = wc_db_set_options(db, opts, err);
-	if (rc == WC_OK && opts->create_if_missing)
-		rc = wc_env_mkdir(dir, err);
-	if (rc == WC_OK)
+	/* a read-only handle of a store not made yet reads as empty (refresh looks
+	 * for it again) and creates nothing, not even LOCK */
+	if (rc == WC_OK && opts->read_only && !wc_env_exists(dir, "MANIFEST"))
+		db->absent = true;
+	else
 	{
-		struct stat st;
+		bool		create = opts->create_if_missing && !opts->read_only;
 
-		if (stat(dir, &st) != 0)
-			rc = wc_err_sys(err, "store directory \"%s\" does not exist", dir);
-	}
-	if (rc == WC_OK)
-		rc = wc_db_attach(db, opts->create_if_missing, err);
-	if (rc == WC_OK && !wc_env_exists(dir, "MANIFEST"))
-	{
-		if (opts->create_if_missing)
-			rc = create_store(db, err);
-		else
-			rc = wc_err_set(err, WC_NOT_FOUND, "no store in \"%s\"", dir);
+		/* every change from here on is reported, the store's creation too */
+		if (rc == WC_OK && opts->on_change && !opts->read_only &&
+			(rc = wc_env_watch(dir, opts->on_change, opts->on_change_arg, err)) == WC_OK)
+			db->watching = true;
+		if (rc == WC_OK && create)
+			rc = wc_env_mkdir(dir, err);
+		if (rc == WC_OK)
+		{
+			struct stat st;
+
+			if (stat(dir, &st) != 0)
+				rc = wc_err_sys(err, "store directory \"%s\" does not exist", dir);
+		}
+		if (rc == WC_OK)
+			rc = wc_db_attach(db, create || opts->read_only, err);
+		if (rc == WC_OK && !wc_env_exists(dir, "MANIFEST"))
+		{
+			if (create)
+				rc = create_store(db, err);
+			else
+				rc = wc_err_set(err, WC_NOT_FOUND, "no store in \"%s\"", dir);
+		}
 	}
 	if (rc == WC_OK)
 		rc = wc_db_refresh(db, err);
@@ -151,6 +164,8 @@ wc_db_close(wc_db *db)
 		return;
 	wc_db_view_free(db);
 	wc_db_detach(db);
+	if (db->watching)
+		wc_env_unwatch(db->dir, db->opts.on_change, db->opts.on_change_arg);
 	free(db->fams);
 	free(db->dir);
 	free(db);
@@ -194,6 +209,8 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 	wc_logmem  *active;
 	int			rc;
 
+	if ((rc = wc_db_check_writable(db, "write", err)) != WC_OK)
+		return rc;
 	if (db->failed)
 		return wc_err_set(err, WC_FAILED,
 						  "the store handle refuses writes after an earlier fsync failure; reopen it");

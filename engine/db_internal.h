@@ -167,6 +167,9 @@ struct wc_db
 	wc_version *current;
 	bool		failed;			/* an fsync failed: refuse writes */
 	size_t		ingest_bytes;	/* a tagged write this big is a bulk write */
+	bool		absent;			/* read only, and the store does not exist yet:
+								 * empty until its MANIFEST appears */
+	bool		watching;		/* registered its on_change (wc_env_watch) */
 };
 
 /* How often a refresh looks at MANIFEST when neither the shared page's generation
@@ -235,6 +238,8 @@ wc_db_shared_manifest_bump(wc_db *db)
 
 /* Copies opts into db with the defaults filled in, and its families. */
 int			wc_db_set_options(wc_db *db, const wc_open_opts *opts, wc_err *err);
+/* WC_INVALID when the handle is read only: what would change the store. */
+int			wc_db_check_writable(const wc_db *db, const char *what, wc_err *err);
 const wc_family *wc_db_family(const wc_db *db, const uint8_t *name, size_t len);
 /* Sorted-file options for family (an undeclared family gets the defaults). */
 void		wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o);

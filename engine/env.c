@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,112 @@ path_join(char *buf, size_t size, const char *dir, const char *name, wc_err *err
 	return WC_OK;
 }
 
+/* ---------------------------------------------------------------- change reporting */
+
+/* A watched directory.  Few exist (one per open handle that reports changes). */
+struct wc_watch
+{
+	wc_watch   *next;
+	char	   *dir;
+	wc_change_fn fn;
+	void	   *arg;
+};
+
+static pthread_mutex_t watch_mutex = PTHREAD_MUTEX_INITIALIZER;
+static wc_watch *watches;
+static int	nwatches;			/* read without the mutex: 0 = nothing to look up */
+
+int
+wc_env_watch(const char *dir, wc_change_fn fn, void *arg, wc_err *err)
+{
+	wc_watch   *w = calloc(1, sizeof(wc_watch));
+
+	if (w == NULL || (w->dir = strdup(dir)) == NULL)
+	{
+		free(w);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	w->fn = fn;
+	w->arg = arg;
+	pthread_mutex_lock(&watch_mutex);
+	w->next = watches;
+	watches = w;
+	__atomic_add_fetch(&nwatches, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&watch_mutex);
+	return WC_OK;
+}
+
+void
+wc_env_unwatch(const char *dir, wc_change_fn fn, void *arg)
+{
+	wc_watch  **p;
+
+	pthread_mutex_lock(&watch_mutex);
+	for (p = &watches; *p; p = &(*p)->next)
+	{
+		wc_watch   *w = *p;
+
+		if (w->fn == fn && w->arg == arg && strcmp(w->dir, dir) == 0)
+		{
+			*p = w->next;
+			__atomic_sub_fetch(&nwatches, 1, __ATOMIC_RELEASE);
+			free(w->dir);
+			free(w);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&watch_mutex);
+}
+
+/* The watch over dir/name, or NULL: none, or a file never reported. */
+static const wc_watch *
+watch_of(const char *dir, const char *name)
+{
+	const wc_watch *found = NULL;
+
+	if (__atomic_load_n(&nwatches, __ATOMIC_ACQUIRE) == 0 ||
+		strcmp(name, "LOCK") == 0 || strcmp(name, "MANIFEST.tmp") == 0)
+		return NULL;
+	pthread_mutex_lock(&watch_mutex);
+	for (const wc_watch *w = watches; w; w = w->next)
+		if (strcmp(w->dir, dir) == 0)
+		{
+			found = w;
+			break;
+		}
+	pthread_mutex_unlock(&watch_mutex);
+	return found;
+}
+
+static int
+report(const wc_watch *w, int kind, const char *file, uint64_t offset,
+	   const wc_slice *parts, int nparts, wc_err *err)
+{
+	wc_change	c;
+	int			rc;
+
+	c.kind = kind;
+	c.file = file;
+	c.offset = offset;
+	c.parts = parts;
+	c.nparts = nparts;
+	rc = w->fn(w->arg, &c, err);
+	if (rc < 0 && err != NULL && err->code == WC_OK)
+		wc_err_set(err, rc, "the change of \"%s\" could not be reported", file);
+	return rc < 0 ? rc : WC_OK;
+}
+
+int
+wc_env_report(const char *dir, const wc_change *change, wc_err *err)
+{
+	const wc_watch *w = __atomic_load_n(&nwatches, __ATOMIC_ACQUIRE) ? watch_of(dir, "") : NULL;
+
+	if (w == NULL)
+		return WC_OK;
+	return report(w, change->kind, change->file, change->offset, change->parts,
+				  change->nparts, err);
+}
+
 int
 wc_file_open(const char *dir, const char *name, int mode, wc_file *f, wc_err *err)
 {
@@ -71,8 +178,15 @@ wc_file_open(const char *dir, const char *name, int mode, wc_file *f, wc_err *er
 	int			rc;
 
 	f->fd = -1;
+	f->watch = NULL;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	if ((rc = path_join(path, sizeof(path), dir, name, err)) != WC_OK)
+		return rc;
+	if (mode != WC_OPEN_READ)
+		f->watch = watch_of(dir, name);
+	/* a file created or cut to nothing: the copy's must be too */
+	if (f->watch && mode == WC_OPEN_CREATE &&
+		(rc = report(f->watch, WC_CHANGE_TRUNCATE, name, 0, NULL, 0, err)) != WC_OK)
 		return rc;
 	switch (mode)
 	{
@@ -168,6 +282,15 @@ wc_file_pwrite(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err)
 {
 	size_t		done = 0;
 
+	if (f->watch)
+	{
+		wc_slice	s = {buf, n};
+		int			rc = report(f->watch, WC_CHANGE_WRITE, f->name, off, &s, 1, err);
+
+		if (rc != WC_OK)
+			return rc;
+	}
+
 	if (fault_hit(WC_FAULT_WRITE))
 		return wc_err_sys(err, "could not write file \"%s\" at offset %llu",
 						  f->name, (unsigned long long) off);
@@ -224,6 +347,8 @@ wc_file_pwritev(wc_file *f, const wc_slice *parts, int nparts, uint64_t off, wc_
 				rc;
 	uint64_t	at = off;
 
+	if (f->watch && (rc = report(f->watch, WC_CHANGE_WRITE, f->name, off, parts, nparts, err)) != WC_OK)
+		return rc;
 	if (fault_hit(WC_FAULT_WRITE))
 		return wc_err_sys(err, "could not write file \"%s\" at offset %llu",
 						  f->name, (unsigned long long) off);
@@ -248,6 +373,8 @@ wc_file_sync(wc_file *f, bool full, wc_err *err)
 {
 	int			r;
 
+	if (f->watch && (r = report(f->watch, WC_CHANGE_SYNC, f->name, 0, NULL, 0, err)) != WC_OK)
+		return r;
 	if (fault_hit(WC_FAULT_SYNC))
 		return wc_err_sys(err, "could not fsync file \"%s\"", f->name);
 	r = full ? fsync(f->fd) : fdatasync(f->fd);
@@ -279,6 +406,10 @@ wc_file_size(wc_file *f, uint64_t *size, wc_err *err)
 int
 wc_file_truncate(wc_file *f, uint64_t size, wc_err *err)
 {
+	int			rc;
+
+	if (f->watch && (rc = report(f->watch, WC_CHANGE_TRUNCATE, f->name, size, NULL, 0, err)) != WC_OK)
+		return rc;
 	if (fault_hit(WC_FAULT_WRITE) || ftruncate(f->fd, (off_t) size) != 0)
 		return wc_err_sys(err, "could not truncate file \"%s\" to %llu bytes",
 						  f->name, (unsigned long long) size);
@@ -327,7 +458,12 @@ wc_env_unlink(const char *dir, const char *name, wc_err *err)
 	char		path[4096];
 	int			rc;
 
+	const wc_watch *w;
+
 	if ((rc = path_join(path, sizeof(path), dir, name, err)) != WC_OK)
+		return rc;
+	if ((w = watch_of(dir, name)) != NULL &&
+		(rc = report(w, WC_CHANGE_REMOVE, name, 0, NULL, 0, err)) != WC_OK)
 		return rc;
 	if (unlink(path) != 0 && errno != ENOENT)
 		return wc_err_sys(err, "could not remove file \"%s\"", name);

@@ -17,10 +17,13 @@
 
 #include "wc.h"
 
+typedef struct wc_watch wc_watch;
+
 typedef struct wc_file
 {
 	int			fd;
 	char		name[64];		/* relative to the store directory, for messages */
+	const wc_watch *watch;		/* its changes are reported (wc_env_watch), or NULL */
 } wc_file;
 
 /* Open modes. */
@@ -28,6 +31,21 @@ typedef struct wc_file
 #define WC_OPEN_RDWR	1		/* existing file, read/write */
 #define WC_OPEN_CREATE	2		/* create or truncate, read/write */
 #define WC_OPEN_EXCL	3		/* create, fail if it exists */
+
+/*
+ * Change reporting (wc.h, wc_change; DESIGN.md, "Replication").  While a directory
+ * is watched, every change made through this layer to a file in it is reported to
+ * fn before it is made: writes, cuts and syncs of files opened for writing (not
+ * opened WC_OPEN_EXCL: such a file is new and empty, and its first write creates
+ * it), removals.  LOCK and MANIFEST.tmp are never reported: LOCK holds no data,
+ * and whoever writes MANIFEST reports it whole (wc_env_report).  A report that
+ * fails fails the change, which is then not made.  A watch must outlive the
+ * files opened under it; fn runs in the thread making the change.
+ */
+int			wc_env_watch(const char *dir, wc_change_fn fn, void *arg, wc_err *err);
+void		wc_env_unwatch(const char *dir, wc_change_fn fn, void *arg);
+/* Reports a change to dir's watcher, if it has one. */
+int			wc_env_report(const char *dir, const wc_change *change, wc_err *err);
 
 /* Opens dir/name; *f is filled (no allocation). */
 int			wc_file_open(const char *dir, const char *name, int mode, wc_file *f, wc_err *err);

@@ -264,6 +264,8 @@ wc_db_flush(wc_db *db, wc_err *err)
 {
 	int			rc;
 
+	if ((rc = wc_db_check_writable(db, "flush", err)) != WC_OK)
+		return rc;
 	if ((rc = wc_db_lock(db, WC_LOCK_FLUSH, true, err)) != WC_OK)
 		return rc;
 	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)

@@ -157,7 +157,7 @@ remove_orphans(wc_db *db, wc_err *err)
 int
 wc_db_compact(wc_db *db, wc_err *err)
 {
-	int			rc = wc_db_flush(db, err);
+	int			rc = wc_db_flush(db, err);	/* refuses a read-only handle */
 
 	/* a commit in flight keeps its log; the files are compacted all the same */
 	if (rc == WC_BUSY)
@@ -208,6 +208,8 @@ wc_db_maintain(wc_db *db, wc_err *err)
 {
 	int			rc;
 
+	if ((rc = wc_db_check_writable(db, "maintain", err)) != WC_OK)
+		return rc;
 	if ((rc = wc_db_refresh_full(db, err)) != WC_OK)
 		return rc;
 	if (db->nlogs > 1)

@@ -435,11 +435,32 @@ wc_manifest_write(const char *dir, const wc_manifest *m, wc_err *err)
 	uint8_t    *buf;
 	size_t		len;
 	int			rc;
+	wc_slice	bytes;
+	wc_change	change;
 
 	if ((rc = wc_manifest_encode(m, &buf, &len, err)) != WC_OK)
 		return rc;
-	rc = wc_env_write_file(dir, MANIFEST_TMP_NAME, WC_OPEN_CREATE, buf, len, err);
+	/* the one report of a manifest rewrite: MANIFEST.tmp and its rename are not */
+	bytes.data = buf;
+	bytes.len = len;
+	change.kind = WC_CHANGE_MANIFEST;
+	change.file = MANIFEST_NAME;
+	change.offset = 0;
+	change.parts = &bytes;
+	change.nparts = 1;
+	rc = wc_env_report(dir, &change, err);
+	if (rc == WC_OK)
+		rc = wc_manifest_write_bytes(dir, buf, len, err);
 	free(buf);
+	return rc;
+}
+
+int
+wc_manifest_write_bytes(const char *dir, const uint8_t *buf, size_t len, wc_err *err)
+{
+	int			rc;
+
+	rc = wc_env_write_file(dir, MANIFEST_TMP_NAME, WC_OPEN_CREATE, buf, len, err);
 	if (rc == WC_OK)
 		rc = wc_env_rename(dir, MANIFEST_TMP_NAME, MANIFEST_NAME, err);
 	if (rc != WC_OK)

@@ -34,8 +34,14 @@ typedef struct wc_manifest
  * when there is none; WC_CORRUPT with details when it is damaged. */
 int			wc_manifest_read(const char *dir, wc_manifest *m, wc_err *err);
 
-/* Writes m durably as dir/MANIFEST (through MANIFEST.tmp). */
+/* Writes m durably as dir/MANIFEST (through MANIFEST.tmp), reported first to the
+ * directory's watcher as one WC_CHANGE_MANIFEST (env.h). */
 int			wc_manifest_write(const char *dir, const wc_manifest *m, wc_err *err);
+
+/* Writes an encoded manifest durably as dir/MANIFEST, reporting nothing (a
+ * replica's copy of a reported one). */
+int			wc_manifest_write_bytes(const char *dir, const uint8_t *buf, size_t len,
+									wc_err *err);
 
 /* Encodes / decodes the file image (for tests and the fuzzer). */
 int			wc_manifest_encode(const wc_manifest *m, uint8_t **buf, size_t *len, wc_err *err);

@@ -97,6 +97,14 @@ wc_db_set_options(wc_db *db, const wc_open_opts *opts, wc_err *err)
 	return wc_db_set_families(db, opts->families, opts->nfamilies, err);
 }
 
+int
+wc_db_check_writable(const wc_db *db, const char *what, wc_err *err)
+{
+	if (db->opts.read_only)
+		return wc_err_set(err, WC_INVALID, "cannot %s: the store is opened read only", what);
+	return WC_OK;
+}
+
 void
 wc_db_set_ingest_bytes(wc_db *db, size_t bytes)
 {

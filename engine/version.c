@@ -794,7 +794,19 @@ static inline int
 refresh(wc_db *db, bool force, wc_err *err)
 {
 	int			rc;
-	uint64_t	gen = wc_db_shared_manifest_gen(db);
+	uint64_t	gen;
+
+	if (db->absent)
+	{
+		/* a read-only handle of a store that did not exist: does it now? */
+		if (!wc_env_exists(db->dir, "MANIFEST"))
+			return WC_OK;		/* wc_db_version builds an empty version */
+		if ((rc = wc_db_attach(db, true, err)) != WC_OK)
+			return rc;
+		db->absent = false;
+		force = true;
+	}
+	gen = wc_db_shared_manifest_gen(db);
 
 	if (force || db->manifest_stale || db->current == NULL || gen != db->manifest_gen ||
 		wc_env_monotonic_ms() - db->manifest_checked_ms >= WC_MANIFEST_CHECK_MS)

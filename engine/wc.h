@@ -114,6 +114,42 @@ typedef int (*wc_resolve_fn) (void *arg, uint64_t tag, wc_txn_state *state, wc_e
 /* Returns nonzero when long work (flush, compaction, long scans) should stop. */
 typedef int (*wc_interrupt_fn) (void *arg);
 
+/*
+ * A change a handle is about to make to its store's files (DESIGN.md,
+ * "Replication").  Applied in the same order to a copy of the directory
+ * (wc_replica_apply), the changes make the copy's files equal to the original's.
+ * No change depends on what its target held before (bytes at an offset, a size,
+ * a file gone, MANIFEST's whole content): a change may be applied twice, and a
+ * copy taken while changes were being made converges once every change made
+ * since the copy began has been applied.  LOCK (no data) and MANIFEST.tmp (the
+ * MANIFEST change stands for it) are never reported.
+ */
+typedef enum wc_change_kind
+{
+	WC_CHANGE_WRITE = 1,		/* bytes into file at offset (created if missing) */
+	WC_CHANGE_TRUNCATE = 2,		/* file made offset bytes long (created if missing) */
+	WC_CHANGE_SYNC = 3,			/* file made durable */
+	WC_CHANGE_REMOVE = 4,		/* file removed (no error if missing) */
+	WC_CHANGE_MANIFEST = 5		/* MANIFEST replaced, durably, by the bytes */
+} wc_change_kind;
+
+typedef struct wc_change
+{
+	int			kind;			/* wc_change_kind */
+	const char *file;			/* name in the directory: "000042.log", "MANIFEST" */
+	uint64_t	offset;			/* WRITE: where; TRUNCATE: the new size */
+	const struct wc_slice *parts;	/* WRITE, MANIFEST: the bytes, in pieces */
+	int			nparts;
+} wc_change;
+
+/*
+ * Called before the change is made, by the thread making it, while it holds the
+ * store's lock that orders the change among the changes to the same file.  An
+ * error (returned with err filled; usually WC_CALLBACK) fails the operation that
+ * wanted the change, which is then not made.  Must not longjmp.
+ */
+typedef int (*wc_change_fn) (void *arg, const wc_change *change, wc_err *err);
+
 typedef struct wc_open_opts
 {
 	const wc_family_opts *families;
@@ -132,6 +168,16 @@ typedef struct wc_open_opts
 	void	   *resolve_arg;
 	wc_interrupt_fn interrupt;	/* NULL: never interrupted */
 	void	   *interrupt_arg;
+	wc_change_fn on_change;		/* NULL: changes are not reported */
+	void	   *on_change_arg;
+	/*
+	 * Read only: the handle changes no file of the store, ever (writes, flush,
+	 * compact and maintain are WC_INVALID; a torn log tail is read around, not
+	 * cut).  For readers of a directory that something else changes, such as a
+	 * standby's redo (wc_replica).  A store that does not exist yet reads as
+	 * empty until it does; create_if_missing is ignored.
+	 */
+	bool		read_only;
 } wc_open_opts;
 
 typedef struct wc_db wc_db;
@@ -372,6 +418,27 @@ typedef struct wc_db_stats
 
 /* Totals; family NULL = all families, else that family only. */
 int			wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err);
+
+/* ---------------------------------------------------------------- replicas */
+
+/*
+ * A directory kept equal to another store's by applying the changes reported
+ * by the other's handles (wc_change), in the order they were reported: a
+ * standby's copy, kept by PostgreSQL's redo.  A replica takes part in the
+ * store's locking as a writer does, so read_only handles of the same directory
+ * see each change whole (a log record appended, MANIFEST replaced) as they see
+ * a writer's.
+ */
+typedef struct wc_replica wc_replica;
+
+/* Opens dir to apply changes (the directory is created if missing). */
+int			wc_replica_open(const char *dir, wc_replica **out, wc_err *err);
+
+/* Makes the change.  WRITE, TRUNCATE and REMOVE of a file that is not there
+ * create it or do nothing; MANIFEST is written aside, synced and renamed. */
+int			wc_replica_apply(wc_replica *r, const wc_change *change, wc_err *err);
+
+void		wc_replica_close(wc_replica *r);
 
 #ifdef __cplusplus
 }
