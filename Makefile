@@ -19,6 +19,7 @@ OBJS = \
 	src/resolve.o \
 	src/scan.o \
 	src/store.o \
+	src/wal.o \
 	src/widecol_fdw.o
 
 EXTENSION = widecol_fdw

@@ -13,6 +13,8 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
+
 #include "access/table.h"
 #include "catalog/pg_class.h"
 #include "funcapi.h"
@@ -65,6 +67,17 @@ wcfdw_maintenance(Oid relid, bool compact)
 	int			rc;
 	int			tries = 0;
 
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("recovery is in progress"),
+				 errhint("A standby's stores change only through the WAL: flush and compact on the primary.")));
+	if (store->read_only)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot %s logged widecol table \"%s\"", compact ? "compact" : "flush",
+						store->relname),
+				 errhint("Add widecol_fdw to shared_preload_libraries in postgresql.conf and restart the server.")));
 	for (;;)
 	{
 		wcfdw_store_refresh(store);

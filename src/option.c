@@ -8,6 +8,8 @@
  *		max_versions	newest N versions of a cell kept (default 3, 0 = all)
  *		ttl				an interval; versions older than now - ttl are gone
  *		compression		lz4 (default) or none
+ *		logged			true (default): every change goes to PostgreSQL's WAL
+ *						(wal.c); false: an unlogged table
  *		"<family>.max_versions", "<family>.ttl", "<family>.compression"
  *						the same for one family; the table-level ones are the
  *						defaults of every family
@@ -55,7 +57,7 @@ static int	wcfdw_bulk_write_kb = 4096;
 
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
-static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", NULL};
+static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", "logged", NULL};
 
 /*
  * wcfdw_parse_families
@@ -200,13 +202,30 @@ wcfdw_split_family_option(const char *name, char **family, const char **option)
 	return true;
 }
 
+/*
+ * wcfdw_parse_logged
+ *		The value of option "logged"; ERROR on anything but a boolean
+ */
+static bool
+wcfdw_parse_logged(const char *value)
+{
+	bool		result;
+
+	if (!parse_bool(value, &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"logged\": \"%s\"", value),
+				 errhint("Use true (changes go to PostgreSQL's WAL) or false (an unlogged table).")));
+	return result;
+}
+
 static void
 wcfdw_invalid_option(const char *name, Oid catalog)
 {
 	const char *valid;
 
 	if (catalog == ForeignTableRelationId)
-		valid = "families, max_versions, ttl, compression, "
+		valid = "families, max_versions, ttl, compression, logged, "
 			"\"<family>.max_versions\", \"<family>.ttl\", \"<family>.compression\"";
 	else if (catalog == ForeignServerRelationId)
 		valid = "directory";
@@ -297,6 +316,11 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 
 		if (catalog != ForeignTableRelationId || strcmp(opt, "families") == 0)
 			continue;
+		if (strcmp(opt, "logged") == 0)
+		{
+			(void) wcfdw_parse_logged(defGetString(def));
+			continue;
+		}
 		if (strcmp(opt, "max_versions") != 0 && strcmp(opt, "ttl") != 0 &&
 			strcmp(opt, "compression") != 0)
 		{
@@ -348,6 +372,7 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 	int			i;
 
 	memset(opts, 0, sizeof(*opts));
+	opts->logged = true;
 	foreach(lc, server->options)
 	{
 		DefElem    *def = (DefElem *) lfirst(lc);
@@ -368,6 +393,8 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 			ttl = wcfdw_parse_ttl(def->defname, defGetString(def));
 		else if (strcmp(def->defname, "compression") == 0)
 			compression = wcfdw_parse_compression(def->defname, defGetString(def));
+		else if (strcmp(def->defname, "logged") == 0)
+			opts->logged = wcfdw_parse_logged(defGetString(def));
 	}
 	if (names == NIL)
 		ereport(ERROR,

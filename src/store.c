@@ -67,6 +67,7 @@
 #include "miscadmin.h"
 #include "replication/message.h"
 #include "storage/ipc.h"
+#include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -258,6 +259,19 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 	Assert(s->db == NULL);
 
 	/*
+	 * A logged table's changes go to the WAL (wal.c).  In recovery the store
+	 * is only read: redo keeps it.  A logged table is only read as well when
+	 * the WAL cannot take its changes (the library was not preloaded): a
+	 * write then fails in wcfdw_store_write_batch, and nothing, not even the
+	 * creation of the store, changes its files behind the WAL's back.
+	 */
+	s->logged = opts->logged;
+	s->read_only = RecoveryInProgress() || (s->logged && !wcfdw_wal_available());
+	if (s->walpath)
+		pfree(s->walpath);
+	s->walpath = MemoryContextStrdup(TopMemoryContext, wcfdw_wal_path(path));
+
+	/*
 	 * A table created by this transaction has no committed data: whatever
 	 * is in its directory was left by a dropped table whose OID it reuses
 	 * (a crash between that DROP's commit and the file removal).  And if
@@ -269,6 +283,8 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 
 		if (stat(path, &st) == 0)
 		{
+			if (s->logged && !s->read_only)
+				wcfdw_wal_destroy(path);
 			wc_err_clear(&err);
 			rc = wc_db_destroy(path, &err);
 			wcfdw_check(rc, &err, "remove the leftover", RelationGetRelationName(rel));
@@ -294,9 +310,15 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 	memset(&oo, 0, sizeof(oo));
 	oo.families = s->families;
 	oo.nfamilies = s->nfamilies;
-	oo.create_if_missing = true;
+	oo.create_if_missing = !s->read_only;
+	oo.read_only = s->read_only;
 	oo.resolve = wcfdw_resolve;
 	oo.interrupt = wcfdw_interrupt;
+	if (s->logged && !s->read_only)
+	{
+		oo.on_change = wcfdw_wal_change;
+		oo.on_change_arg = s->walpath;
+	}
 
 	wc_err_clear(&err);
 	rc = wc_db_open(path, &oo, &s->db, &err);
@@ -346,6 +368,11 @@ wcfdw_store_get(Relation rel)
 				 errmsg("store of foreign table \"%s\" is being removed",
 						RelationGetRelationName(rel))));
 
+	/* promoted: the handle opened read only during recovery may write now */
+	if (s->db != NULL && s->read_only && s->nscans == 0 && !RecoveryInProgress() &&
+		(!s->logged || wcfdw_wal_available()))
+		s->stale = true;
+
 	if (s->db == NULL || ((s->stale || s->failed) && s->nscans == 0))
 	{
 		WcFdwTableOptions opts;
@@ -355,8 +382,15 @@ wcfdw_store_get(Relation rel)
 
 		wcfdw_get_table_options(relid, &opts);
 		path = wcfdw_store_path(relid, opts.directory);
+		if (RecoveryInProgress() && !opts.logged)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot access unlogged widecol table \"%s\" during recovery",
+							RelationGetRelationName(rel)),
+					 errdetail("The changes of an unlogged table do not reach the WAL, so a standby does not have them.")));
 		if (s->db != NULL &&
-			(s->failed || strcmp(path, s->path) != 0 ||
+			(s->failed || strcmp(path, s->path) != 0 || opts.logged != s->logged ||
+			 (s->read_only && !RecoveryInProgress() && (!s->logged || wcfdw_wal_available())) ||
 			 !wcfdw_dir_identity(path, &dev, &ino) ||
 			 dev != s->dir_dev || ino != s->dir_ino))
 			wcfdw_store_close(s);
@@ -415,7 +449,7 @@ wcfdw_store_refresh(WcFdwStore *s)
 	wc_err		err;
 	int			rc;
 
-	if (s->needs_maintain)
+	if (s->needs_maintain && !s->read_only)
 	{
 		s->needs_maintain = false;
 		wc_err_clear(&err);
@@ -543,6 +577,14 @@ wcfdw_store_write_batch(WcFdwStore *s, CommandId cid)
 	int			level = GetCurrentTransactionNestLevel();
 	WcFdwPendingBatch *last;
 	wc_batch   *b;
+
+	if (s->read_only)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot write to logged widecol table \"%s\"", s->relname),
+				 errdetail("The changes of a logged table go to PostgreSQL's WAL through a resource manager that is registered only when the library is preloaded."),
+				 errhint("Add widecol_fdw to shared_preload_libraries in postgresql.conf and restart the server, or make the table unlogged with ALTER FOREIGN TABLE %s OPTIONS (ADD logged 'false').",
+						 quote_identifier(s->relname))));
 
 	/* the tag of our commit record; assign it now, not in PRE_COMMIT */
 	(void) GetTopFullTransactionId();
@@ -713,11 +755,15 @@ wcfdw_store_drop(Oid relid, const char *path)
 			pfree(s->path);
 		if (s->relname)
 			pfree(s->relname);
+		if (s->walpath)
+			pfree(s->walpath);
 		if (s->pending)
 			pfree(s->pending);
 		hash_search(wcfdw_stores, &relid, HASH_REMOVE, NULL);
 	}
 
+	/* before the files go: a standby or a recovery removes them too */
+	wcfdw_wal_destroy(mypath);
 	wc_err_clear(&err);
 	rc = wc_db_destroy(mypath, &err);
 	if (rc < 0 && rc != WC_NOT_FOUND)
@@ -797,7 +843,8 @@ wcfdw_pre_commit(void)
 			continue;
 		if (s->db == NULL)
 			elog(ERROR, "store of foreign table %u is not open at commit", s->relid);
-		if (!xid_logged)
+		/* a logged store's write is a WAL record of ours, flushed first */
+		if (!xid_logged && !s->logged)
 		{
 			wcfdw_log_xid();
 			xid_logged = true;

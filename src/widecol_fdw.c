@@ -63,6 +63,7 @@ typedef struct WcFdwPlanState
 void
 _PG_init(void)
 {
+	wcfdw_wal_init();
 	wcfdw_option_init();
 	wcfdw_store_init();
 	wcfdw_ddl_init();

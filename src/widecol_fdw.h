@@ -18,6 +18,7 @@
  *						writes; the transaction callbacks that write them at
  *						commit or discard them, and remove store directories
  *		resolve.c		the engine's callbacks: a transaction's fate, interrupts
+ *		wal.c			logged tables: store changes in PostgreSQL's WAL, redo
  *		ddl.c			DROP hook (store removed at commit), column checks
  *		functions.c		widecol_flush/compact/stats
  *		error.c			engine status -> ereport
@@ -25,8 +26,8 @@
  * The calls between these files form no cycle.  widecol_fdw.c hands out the
  * callbacks of scan.c, modify.c and ddl.c; it and they, and functions.c
  * (which asks ddl.c too), use store.c and the helpers option.c, convert.c,
- * pushdown.c and keys.c; store.c uses option.c and resolve.c; error.c, which
- * most call, calls none.
+ * pushdown.c and keys.c; store.c uses option.c, resolve.c and wal.c; error.c,
+ * which most call, calls none.
  *
  *-------------------------------------------------------------------------
  */
@@ -116,6 +117,7 @@ typedef struct WcFdwTableOptions
 	int			nfamilies;
 	wc_family_opts *families;	/* names palloc'd in the caller's context */
 	char	   *directory;		/* server option, or NULL */
+	bool		logged;			/* changes go to PostgreSQL's WAL (wal.c) */
 } WcFdwTableOptions;
 
 extern void wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts);
@@ -144,6 +146,13 @@ extern const char *wcfdw_catch_callback_error(MemoryContext oldcxt);
 extern int	wcfdw_resolve(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err);
 extern int	wcfdw_interrupt(void *arg);
 
+/* wal.c: logged tables */
+extern void wcfdw_wal_init(void);
+extern bool wcfdw_wal_available(void);
+extern char *wcfdw_wal_path(const char *path);
+extern int	wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err);
+extern void wcfdw_wal_destroy(const char *path);
+
 /* ---------------------------------------------------------------- stores */
 
 typedef struct WcFdwPendingBatch
@@ -168,6 +177,10 @@ typedef struct WcFdwStore
 	bool		doomed;			/* dropped: destroy when the last scan closes */
 	int			nscans;			/* open wc_scan handles */
 	bool		needs_maintain; /* we committed writes: run wc_db_maintain */
+	bool		logged;			/* its changes go to the WAL (wal.c) */
+	bool		read_only;		/* opened read only: in recovery, or a logged
+								 * table without the WAL (no preload) */
+	char	   *walpath;		/* the path WAL records name, TopMemoryContext */
 	MemoryContext refreshed_cxt;	/* es_query_cxt of the statement that last
 									 * refreshed, NULL when it ended */
 	/* pending writes of this transaction, in write order: store.c only */
