@@ -84,18 +84,21 @@ t_cluster_with_fdw() {
 #                              version stays visible, so W reads like a table of its rows) and
 #                              CREATE TABLE H (an index on rowkey), both with the five columns
 #                              of T_TWIN_COLS
-#   t_twin_sql W H PREFIX WRITER N [TRUNCATE_AT]
+#   t_twin_sql W H PREFIX WRITER N [TRUNCATE_AT] [STOPFILE]
 #                              the SQL of one writer session: N transactions, each inserting 12
 #                              cells (rowkeys PREFIX-WRITER-i) into both tables, UPDATEing values
 #                              of an earlier transaction's cells, changing a key (ts) of another,
 #                              DELETEing cells of a third, identically in W and H; every 10th
 #                              transaction rolls back, every 15th rolls back a savepoint, every
 #                              25th is a bulk write (widecol_fdw.bulk_write_size = 0); the
-#                              transaction TRUNCATE_AT begins with TRUNCATE W, H
+#                              transaction TRUNCATE_AT begins with TRUNCATE W, H; it ends
+#                              early (at a transaction's end) once the file STOPFILE exists
 #   t_twin_load_start NODE W H PREFIX N [TRUNCATE_AT] [FLUSH_TABLES]
 #                              3 writer sessions (t_twin_sql, writer 1 with the TRUNCATE) and a
 #                              4th that calls widecol_flush() and widecol_compact() on W (and on
 #                              FLUSH_TABLES, a space-separated list) in a loop, in the background
+#   t_twin_load_stop           makes the writers end soon (after at most some 70 transactions
+#                              each), for a load of a large N that should last until some event
 #   t_twin_load_wait WHAT      waits for the writers, stops the maintenance session; checks both
 #                              (two assertions)
 #   t_twin_compare NODE W H DESC
@@ -113,12 +116,14 @@ t_twin_create() {
 }
 
 t_twin_sql() {
-    awk -v W="$1" -v H="$2" -v P="$3" -v wr="$4" -v n="$5" -v trunc="${6:-0}" '
+    awk -v W="$1" -v H="$2" -v P="$3" -v wr="$4" -v n="$5" -v trunc="${6:-0}" -v stop="${7:-}" '
     function key(i) { return sprintf("%s-%d-%06d", P, wr, i) }
     function both(stmt,  s) { s = stmt; gsub(/@/, W, s); print s; s = stmt; gsub(/@/, H, s); print s }
     BEGIN {
         q = sprintf("%c", 39)
         for (i = 1; i <= n; i++) {
+            if (stop != "" && i % 10 == 1 && system("test -e " stop) == 0)
+                break
             k = key(i)
             print "BEGIN;"
             if (i % 25 == 13) print "SET LOCAL widecol_fdw.bulk_write_size = 0;"
@@ -149,7 +154,7 @@ t_twin_load_start() {
     rm -f "$T_TWIN_DIR"/*
     T_TWIN_PIDS=()
     for wr in 1 2 3; do
-        t_twin_sql "$w" "$h" "$prefix" "$wr" "$n" "$([ "$wr" = 1 ] && echo "$trunc" || echo 0)" |
+        t_twin_sql "$w" "$h" "$prefix" "$wr" "$n" "$([ "$wr" = 1 ] && echo "$trunc" || echo 0)" "$T_TWIN_DIR/stop-writers" |
             PGHOST=$d PGPORT=$p PGAPPNAME=writer$wr "$WC_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -f - \
                 >/dev/null 2>"$T_TWIN_DIR/writer$wr.err" &
         T_TWIN_PIDS+=($!)
@@ -168,6 +173,8 @@ t_twin_load_start() {
     T_TWIN_PIDS+=($T_TWIN_MAINT)
     T_TWIN_T0=$(date +%s)
 }
+
+t_twin_load_stop() { touch "$T_TWIN_DIR/stop-writers"; }
 
 # t_twin_writers_running: some writer of the load still runs
 t_twin_writers_running() { kill -0 "${T_TWIN_PIDS[@]:0:3}" 2>/dev/null; }
