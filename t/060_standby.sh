@@ -16,14 +16,14 @@
 #      w equals h on it again.
 #   4. The standby is promoted; load 3 writes to it (and flushes and compacts w and w2); w
 #      equals h and w2 equals h2 there; after a kill -9 of it and its crash recovery, again.
-# 1500 transactions per writer in load 1 (900 in load 2, 500 in load 3); 6000 with
+# 1000 transactions per writer in load 1 (600 in load 2, 333 in load 3); 3000 with
 # WIDECOL_LONG=1.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
 t_cluster_with_fdw
-ntx=1500
-t_long && ntx=6000
+ntx=1000
+t_long && ntx=3000
 
 # --- 1. the standby
 t_twin_create main w h || t_bail "the tables w and h"

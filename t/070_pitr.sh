@@ -13,13 +13,13 @@
 # = 'before_x' and recovery_target_action = 'promote'.  Checked there: recovery stopped at the
 # restore point; w, h, w2 and h2 hold exactly the recorded rows (w2 was dropped after the point,
 # so it is there, with its store); and the recovered cluster takes writes.
-# 800 transactions per writer; 4000 with WIDECOL_LONG=1.
+# 800 transactions per writer; 3000 with WIDECOL_LONG=1.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
 t_cluster_with_fdw
 ntx=800
-t_long && ntx=4000
+t_long && ntx=3000
 archive=$WC_CLUSTER_DIR/archive
 rec=$WC_CLUSTER_DIR/recorded
 mkdir -p "$rec"

@@ -212,8 +212,7 @@ t_twin_equal() {
     if [ "$dw" = "$dh" ] && [ "${dh%% *}" -gt 0 ] 2>/dev/null; then
         return 0
     fi
-    t_diag "$w: $dw"
-    t_diag "$h: $dh"
+    printf '%s\n' "$w: $dw" "$h: $dh" | sed 's/^/# /'
     wc_node_psql "$node" -F ' ' -c "
         SELECT 'rows only in $w: ' || (SELECT count(*) FROM (SELECT * FROM $w EXCEPT ALL SELECT * FROM $h) d)
             || ', only in $h: ' || (SELECT count(*) FROM (SELECT * FROM $h EXCEPT ALL SELECT * FROM $w) d)" \
