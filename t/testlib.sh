@@ -7,6 +7,8 @@
 #   t_cluster_with_fdw      a throw-away cluster (scripts/lib.sh) with CREATE EXTENSION and
 #                           CREATE SERVER wide done; bails out (a failure) if that fails
 #   t_long                  true in the longer soak mode (WIDECOL_LONG=1, scripts/test.sh --long)
+#   t_twin_*                a widecol table and an ordinary table written in the same
+#                           transactions by a concurrent load, and compared row by row (below)
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
 T_N=0
