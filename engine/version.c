@@ -546,6 +546,8 @@ replay(wc_db *db, wc_logmem *lm, uint64_t until, bool wait, wc_err *err)
 		{
 			char		name[32];
 
+			/* reported again by the next refresh, never skipped */
+			wc_log_reader_skip_to(lm->reader, lm->valid_end);
 			wc_file_name(name, sizeof(name), lm->number, "log");
 			return wc_err_relabel(err, rc, "bad batch record in %s ending at offset %llu", name,
 								  (unsigned long long) end);
@@ -561,16 +563,16 @@ replay(wc_db *db, wc_logmem *lm, uint64_t until, bool wait, wc_err *err)
 		}
 		if (r.seq_base + r.count - 1 > lm->max_seq)
 			lm->max_seq = r.seq_base + r.count - 1;
-		if ((rc = resolve_record(db, lm, r.tag, wait, &state, err)) != WC_OK)
-			return rc;
-		if (state == WC_TXN_COMMITTED)
+		rc = resolve_record(db, lm, r.tag, wait, &state, err);
+		if (rc == WC_OK && state == WC_TXN_COMMITTED)
 			rc = apply_payload(db, lm, payload, len, err);
-		else if (state == WC_TXN_IN_PROGRESS)
+		else if (rc == WC_OK && state == WC_TXN_IN_PROGRESS)
 			rc = wc_db_hold(lm, r.tag, payload, len, err);
 		if (rc != WC_OK)
 		{
-			/* read this record again next time (an ingest record's file may be
-			 * missing because our manifest is stale: see refresh) */
+			/* read this record again next time: its transaction's fate could not
+			 * be learnt (the resolve callback failed), or an ingest record's file
+			 * is missing because our manifest is stale (see refresh) */
 			wc_log_reader_skip_to(lm->reader, lm->valid_end);
 			return rc;
 		}
