@@ -110,5 +110,24 @@ DROP FOREIGN TABLE o3;
 SELECT count(*) FROM pg_ls_dir('widecol_regress') d WHERE d = :'o3dir';
 DROP SERVER s3;
 
+-- logged: a boolean; true (the default) writes every change into the WAL
+SELECT wc_try($$CREATE FOREIGN TABLE o4 (rowkey text) SERVER wide OPTIONS (families 'f', logged 'maybe')$$);
+CREATE FOREIGN TABLE o4 (rowkey text, value text) SERVER wide OPTIONS (families 'f', logged 'off');
+CREATE FOREIGN TABLE o5 (rowkey text, value text) SERVER wide OPTIONS (families 'f', logged 'true');
+SELECT pg_current_wal_insert_lsn() AS before \gset
+INSERT INTO o5 SELECT 'k' || i, repeat('x', 1000) FROM generate_series(1, 100) i;
+-- 100 kB of values: the commit's log record is in the WAL
+SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'before') > 100000 AS in_the_wal;
+SELECT pg_current_wal_insert_lsn() AS before \gset
+INSERT INTO o4 SELECT 'k' || i, repeat('x', 1000) FROM generate_series(1, 100) i;
+SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'before') < 50000 AS not_in_the_wal;
+SELECT count(*), sum(length(value)) FROM o4;
+SELECT count(*), sum(length(value)) FROM o5;
+ALTER FOREIGN TABLE o4 OPTIONS (SET logged 'yes');
+SELECT wc_try($$ALTER FOREIGN TABLE o4 OPTIONS (SET logged '')$$);
+INSERT INTO o4 VALUES ('after', 'alter');
+SELECT count(*) FROM o4;
+DROP FOREIGN TABLE o4, o5;
+
 DROP FOREIGN TABLE o1;
 DROP FUNCTION wc_try(text);

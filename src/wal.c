@@ -280,6 +280,26 @@ wcfdw_redo_replica(const char *path)
 	return s->replica;
 }
 
+/*
+ * wcfdw_redo_done
+ *		After redo of a change that an earlier one would undo (MANIFEST,
+ *		a removal, a cut): the standby is not consistent before this record
+ *
+ * A standby that restarts replays from its last restartpoint, and lets hot
+ * standby queries in once replay passes its minimum recovery point, which
+ * PostgreSQL advances only as it writes buffers.  Our files are ahead of
+ * that point: replaying an older MANIFEST over a newer one would show
+ * readers a store from the past, naming files already removed.  XLogFlush
+ * in recovery moves the minimum recovery point past this record, as
+ * writing a buffer does; bytes written into a file are left alone, since
+ * writing them again changes nothing a reader sees.
+ */
+static void
+wcfdw_redo_done(XLogReaderState *record)
+{
+	XLogFlush(record->EndRecPtr);
+}
+
 static void
 wcfdw_redo(XLogReaderState *record)
 {
@@ -314,6 +334,7 @@ wcfdw_redo(XLogReaderState *record)
 		rc = wc_db_destroy(path, &err);
 		if (rc < 0 && rc != WC_NOT_FOUND)
 			wcfdw_engine_error(ERROR, rc, &err, "remove", path);
+		wcfdw_redo_done(record);
 		return;
 	}
 
@@ -346,6 +367,8 @@ wcfdw_redo(XLogReaderState *record)
 	rc = wc_replica_apply(wcfdw_redo_replica(path), &change, &err);
 	if (rc < 0)
 		wcfdw_engine_error(ERROR, rc, &err, "replay changes of", path);
+	if (change.kind != WC_CHANGE_WRITE && change.kind != WC_CHANGE_SYNC)
+		wcfdw_redo_done(record);
 }
 
 static void
