@@ -490,6 +490,27 @@ wc_env_mkdir(const char *dir, wc_err *err)
 }
 
 int
+wc_env_mkdir_parents(const char *dir, wc_err *err)
+{
+	char		path[4096];
+	size_t		n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(path))
+		return wc_err_set(err, WC_INVALID, "bad store directory \"%s\"", dir);
+	memcpy(path, dir, n + 1);
+	for (size_t i = 1; i < n; i++)
+	{
+		if (path[i] != '/')
+			continue;
+		path[i] = '\0';
+		if (mkdir(path, 0700) != 0 && errno != EEXIST)
+			return wc_err_sys(err, "could not create directory \"%s\"", path);
+		path[i] = '/';
+	}
+	return wc_env_mkdir(dir, err);
+}
+
+int
 wc_env_list(const char *dir, char ***names, int *n, wc_err *err)
 {
 	DIR		   *d = opendir(dir);

@@ -89,6 +89,8 @@ int			wc_env_unlink(const char *dir, const char *name, wc_err *err);
 bool		wc_env_exists(const char *dir, const char *name);
 /* mkdir -p of one level (the parent must exist); existing is fine. */
 int			wc_env_mkdir(const char *dir, wc_err *err);
+/* mkdir -p: dir and every missing directory above it. */
+int			wc_env_mkdir_parents(const char *dir, wc_err *err);
 
 /*
  * Lists the names in dir (not "." or "..") into a malloc'd array of malloc'd

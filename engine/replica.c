@@ -39,7 +39,10 @@ wc_replica_open(const char *dir, wc_replica **out, wc_err *err)
 	}
 	r->db.lockf.fd = -1;
 	r->file.fd = -1;
-	rc = wc_env_mkdir(dir, err);
+	/* redo may come to a store whose database directory is gone (dropped later
+	 * in the WAL, whose redo then removes it all again), as PostgreSQL's own
+	 * redo recreates a missing database directory */
+	rc = wc_env_mkdir_parents(dir, err);
 	if (rc == WC_OK)
 		rc = wc_db_attach(&r->db, true, err);
 	if (rc != WC_OK)

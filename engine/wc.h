@@ -431,7 +431,7 @@ int			wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err 
  */
 typedef struct wc_replica wc_replica;
 
-/* Opens dir to apply changes (the directory is created if missing). */
+/* Opens dir to apply changes (the directory, and any above it, created if missing). */
 int			wc_replica_open(const char *dir, wc_replica **out, wc_err *err);
 
 /* Makes the change.  WRITE, TRUNCATE and REMOVE of a file that is not there

@@ -68,6 +68,19 @@ t_ok "the drop removed dd's store" test ! -e "$dd_dir"
 wc_cluster_kill9 && wc_cluster_restart || t_bail "the second crash and restart"
 t_ok "recovery replayed dd's records and its drop: no store left behind" test ! -e "$dd_dir"
 t_is "$(wc_psql -c "SELECT count(*) FROM lg")" 201 "the other table is whole after that recovery"
+# ... and those of a table in a database dropped later (its directory recreated, then removed)
+wc_psql -c "CHECKPOINT" -c "CREATE DATABASE gone" >/dev/null || t_bail "CREATE DATABASE gone"
+PGDATABASE=gone wc_psql \
+    -c "CREATE EXTENSION widecol_fdw" -c "CREATE SERVER wide FOREIGN DATA WRAPPER widecol_fdw" \
+    -c "CREATE FOREIGN TABLE g (rowkey text, value text) SERVER wide OPTIONS (families 'f')" \
+    -c "INSERT INTO g SELECT 'k' || i, 'v' FROM generate_series(1, 1000) i" \
+    -c "SELECT widecol_flush('g')" >/dev/null || t_bail "the table g in database gone"
+gone_oid=$(wc_psql -c "SELECT oid FROM pg_database WHERE datname = 'gone'")
+wc_psql -c "DROP DATABASE gone" >/dev/null || t_bail "DROP DATABASE gone"
+wc_cluster_kill9 && wc_cluster_restart || t_bail "the crash after DROP DATABASE"
+t_ok "recovery through a dropped database's widecol records starts the server" \
+    test "$(wc_psql -c "SELECT count(*) FROM lg")" = 201
+t_ok "... and leaves no directory of that database" test ! -e "$WC_PGDATA/base/$gone_oid"
 t_ok "no error in the server log about the replay" \
     bash -c "! grep -E 'widecol.*(ERROR|FATAL|PANIC)|(ERROR|FATAL|PANIC).*widecol' '$WC_CLUSTER_DIR/server.log'"
 
