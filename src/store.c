@@ -67,7 +67,6 @@
 #include "miscadmin.h"
 #include "replication/message.h"
 #include "storage/ipc.h"
-#include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -355,6 +354,7 @@ wcfdw_store_get(Relation rel)
 	Oid			relid = RelationGetRelid(rel);
 	WcFdwStore *s;
 	bool		found;
+	bool		writable;
 
 	s = hash_search(wcfdw_get_hash(), &relid, HASH_ENTER, &found);
 	if (!found)
@@ -368,12 +368,11 @@ wcfdw_store_get(Relation rel)
 				 errmsg("store of foreign table \"%s\" is being removed",
 						RelationGetRelationName(rel))));
 
-	/* promoted: the handle opened read only during recovery may write now */
-	if (s->db != NULL && s->read_only && s->nscans == 0 && !RecoveryInProgress() &&
-		(!s->logged || wcfdw_wal_available()))
-		s->stale = true;
+	/* opened read only in recovery, and the server was promoted since */
+	writable = s->db != NULL && s->read_only && !RecoveryInProgress() &&
+		(!s->logged || wcfdw_wal_available());
 
-	if (s->db == NULL || ((s->stale || s->failed) && s->nscans == 0))
+	if (s->db == NULL || ((s->stale || s->failed || writable) && s->nscans == 0))
 	{
 		WcFdwTableOptions opts;
 		char	   *path;
@@ -389,8 +388,7 @@ wcfdw_store_get(Relation rel)
 							RelationGetRelationName(rel)),
 					 errdetail("The changes of an unlogged table do not reach the WAL, so a standby does not have them.")));
 		if (s->db != NULL &&
-			(s->failed || strcmp(path, s->path) != 0 || opts.logged != s->logged ||
-			 (s->read_only && !RecoveryInProgress() && (!s->logged || wcfdw_wal_available())) ||
+			(s->failed || writable || strcmp(path, s->path) != 0 || opts.logged != s->logged ||
 			 !wcfdw_dir_identity(path, &dev, &ino) ||
 			 dev != s->dir_dev || ino != s->dir_ino))
 			wcfdw_store_close(s);
@@ -583,8 +581,7 @@ wcfdw_store_write_batch(WcFdwStore *s, CommandId cid)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot write to logged widecol table \"%s\"", s->relname),
 				 errdetail("The changes of a logged table go to PostgreSQL's WAL through a resource manager that is registered only when the library is preloaded."),
-				 errhint("Add widecol_fdw to shared_preload_libraries in postgresql.conf and restart the server, or make the table unlogged with ALTER FOREIGN TABLE %s OPTIONS (ADD logged 'false').",
-						 quote_identifier(s->relname))));
+				 errhint("Add widecol_fdw to shared_preload_libraries in postgresql.conf and restart the server, or make the table unlogged (option logged 'false').")));
 
 	/* the tag of our commit record; assign it now, not in PRE_COMMIT */
 	(void) GetTopFullTransactionId();
