@@ -99,19 +99,29 @@ typedef struct wc_vis_rules
 typedef struct wc_vis
 {
 	wc_vis_rules rules;
-	bool		have_row;
-	bool		have_col;
-	bool		have_ts;
-	uint32_t	slots;			/* timestamps of the column that hold a place so far */
-	int64_t		last_ts;		/* the last of them */
-	uint64_t	fam_tomb;		/* highest DEL_FAMILY seq of the row, or 0 */
-	uint64_t	col_tomb;		/* highest DEL_COLUMN seq of the column, or 0 */
+
+	/*
+	 * Each flag sits beside what it guards, as in scan.c before: with the three
+	 * flags adjacent, gcc merged their stores into one 16-bit store that the next
+	 * one-byte load read back, and readseq measured ~3% slower.
+	 */
+
+	/* the row */
 	uint8_t    *row;
 	size_t		row_len,
 				row_cap;
+	bool		have_row;
+	uint64_t	fam_tomb;		/* highest DEL_FAMILY seq of the row, or 0 */
+
+	/* the column */
 	uint8_t    *qual;
 	size_t		qual_len,
 				qual_cap;
+	bool		have_col;
+	uint64_t	col_tomb;		/* highest DEL_COLUMN seq of the column, or 0 */
+	uint32_t	slots;			/* timestamps of the column that hold a place so far */
+	bool		have_ts;
+	int64_t		last_ts;		/* the last of them */
 } wc_vis;
 
 /* Rules of a reader that sees every write: READ mode, no truncate, no snapshot
