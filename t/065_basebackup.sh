@@ -91,11 +91,7 @@ t_is "$(wc_node_psql rb -c "SELECT string_agg(ftrelid::regclass::text, ',' ORDER
     "in the restored backup, pg_foreign_table lists w and k"
 t_is "$dirs" "$want" "the restored base/$dboid/ holds a store for each table of pg_foreign_table, nothing of d1 (widecol_$d1oid) or d2 (widecol_$d2oid)"
 
-writes_on_rb() {
-    { t_twin_sql w h after 1 30; echo "SELECT widecol_flush('w'); SELECT widecol_compact('w');"; } |
-        wc_node_psql rb -f - >/dev/null
-}
-t_ok "the restored cluster takes writes, flushes and compacts" writes_on_rb
+t_ok "the restored cluster takes writes, flushes and compacts" t_twin_writes rb w h after
 t_twin_compare rb w h "the restored backup after its own writes"
 
 t_done

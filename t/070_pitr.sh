@@ -91,11 +91,7 @@ for t in h w h2 w2; do
         same_rows pitr "$t" "$rec/$t"
 done
 
-writes_on_pitr() {
-    { t_twin_sql w h r3 1 30; echo "SELECT widecol_flush('w'); SELECT widecol_compact('w');"; } |
-        wc_node_psql pitr -f - >/dev/null
-}
-t_ok "the recovered cluster takes writes, flushes and compacts" writes_on_pitr
+t_ok "the recovered cluster takes writes, flushes and compacts" t_twin_writes pitr w h r3
 t_twin_compare pitr w h "the recovered cluster after its own writes"
 
 t_done

@@ -95,6 +95,8 @@ t_cluster_with_fdw() {
 #                              25th is a bulk write (widecol_fdw.bulk_write_size = 0); the
 #                              transaction TRUNCATE_AT begins with TRUNCATE W, H; it ends
 #                              early (at a transaction's end) once the file STOPFILE exists
+#   t_twin_writes NODE W H TAG  30 transactions of t_twin_sql on NODE, then widecol_flush and
+#                              widecol_compact of W
 #   t_twin_load_start NODE W H PREFIX N [TRUNCATE_AT] [FLUSH_TABLES]
 #                              3 writer sessions (t_twin_sql, writer 1 with the TRUNCATE) and a
 #                              4th that calls widecol_flush() and widecol_compact() on W (and on
@@ -223,6 +225,13 @@ t_twin_equal() {
             (SELECT 'only in $h:', * FROM (SELECT * FROM $h EXCEPT ALL SELECT * FROM $w) d ORDER BY 2, 3, 4, 5 LIMIT 3)" \
         2>&1 | cut -c 1-150 | sed 's/^/#   /'
     return 1
+}
+
+# t_twin_writes NODE W H TAG: 30 transactions of the twin load on NODE, then widecol_flush and
+# widecol_compact of W (a restored or promoted cluster takes writes and maintains its stores).
+t_twin_writes() {
+    { t_twin_sql "$2" "$3" "$4" 1 30; echo "SELECT widecol_flush('$2'); SELECT widecol_compact('$2');"; } |
+        wc_node_psql "$1" -f - >/dev/null
 }
 
 t_twin_compare() {
