@@ -87,4 +87,5 @@ psql_demo -f "$WC_ROOT/scripts/demo-metrics.sql"
 
 echo
 wc_say "done in $(( $(date +%s) - t_start )) s.  The extension stays installed; the cluster is removed now."
-echo "    To use widecol_fdw in your own database: CREATE EXTENSION widecol_fdw; (see README.md)"
+echo "    To use widecol_fdw in your own cluster: shared_preload_libraries = 'widecol_fdw' in"
+echo "    postgresql.conf, restart, then CREATE EXTENSION widecol_fdw; (see README.md)"
