@@ -168,7 +168,12 @@ typedef struct wc_open_opts
 	void	   *resolve_arg;
 	wc_interrupt_fn interrupt;	/* NULL: never interrupted */
 	void	   *interrupt_arg;
-	wc_change_fn on_change;		/* NULL: changes are not reported */
+	/*
+	 * NULL: changes are not reported.  Reporting is by directory within a
+	 * process: while this handle is open, changes that any handle of the
+	 * process makes to the store's files are reported to it.
+	 */
+	wc_change_fn on_change;
 	void	   *on_change_arg;
 	/*
 	 * Read only: the handle changes no file of the store, ever (writes, flush,
