@@ -162,7 +162,7 @@ report(const wc_watch *w, int kind, const char *file, uint64_t offset,
 int
 wc_env_report(const char *dir, const wc_change *change, wc_err *err)
 {
-	const wc_watch *w = __atomic_load_n(&nwatches, __ATOMIC_ACQUIRE) ? watch_of(dir, "") : NULL;
+	const wc_watch *w = watch_of(dir, change->file);
 
 	if (w == NULL)
 		return WC_OK;
