@@ -53,6 +53,16 @@ wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int no
 	wc_vis_rules_init(&rules);
 	rules.mode = WC_VIS_COMPACT;
 	rules.trunc = db->manifest.truncate_seq;
+	/* what an older snapshot may need stays (DESIGN.md, "Snapshots") */
+	if (db->opts.horizon != NULL)
+	{
+		uint64_t	min_seq;
+
+		wc_recent_prune(&db->manifest.recent, wc_db_horizon(db));
+		min_seq = wc_recent_min_seq(&db->manifest.recent);
+		if (min_seq != UINT64_MAX)
+			rules.keep_above = min_seq - 1;
+	}
 	f = wc_db_family(db, (const uint8_t *) family, strlen(family));
 	if (f)
 	{

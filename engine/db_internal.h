@@ -87,6 +87,8 @@ typedef struct wc_dbsst
 typedef struct wc_held
 {
 	uint64_t	tag;
+	uint64_t	seq_lo,			/* the seqs its entries carry */
+				seq_hi;
 	uint8_t    *payload;
 	size_t		len;
 } wc_held;
@@ -114,6 +116,8 @@ typedef struct wc_logmem
 	int			ningested;		/* sorted files of committed ingest records */
 	size_t		ingested_cap;
 	wc_dbsst   *ingested;
+	wc_recent_list recent;		/* committed records applied that the horizon had
+								 * not passed (DESIGN.md, "Snapshots") */
 } wc_logmem;
 
 /* An immutable snapshot of what a scan reads (DESIGN.md, "versions"). */
@@ -126,6 +130,14 @@ typedef struct wc_version
 	wc_sst	  **ssts;			/* referenced */
 	int			nmems;
 	wc_fammem  *mems;			/* referenced memtables */
+	/*
+	 * The writes a scan's snapshot may not see: committed ones the horizon had
+	 * not passed (in MANIFEST and in the logs), and those still in progress
+	 * (never seen), whose records are applied to the memtables above when they
+	 * commit, after this version was built.
+	 */
+	wc_recent_list recent;
+	wc_recent_list held;
 } wc_version;
 
 /* Family settings held by the handle. */
@@ -170,11 +182,35 @@ struct wc_db
 	bool		absent;			/* read only, and the store does not exist yet:
 								 * empty until its MANIFEST appears */
 	bool		watching;		/* registered its on_change (wc_env_watch) */
+	uint64_t	horizon;		/* the horizon callback's answer, cached ... */
+	bool		horizon_known;	/* ... until the next refresh */
 };
 
 /* How often a refresh looks at MANIFEST when neither the shared page's generation
  * nor a log says it changed (a safety net; every rewrite bumps the generation). */
 #define WC_MANIFEST_CHECK_MS	1000
+
+/* The horizon (wc_open_opts), asked once per refresh; 0 without a callback
+ * (then nothing is remembered: every committed write is seen by everyone). */
+static inline uint64_t
+wc_db_horizon(wc_db *db)
+{
+	if (db->opts.horizon == NULL)
+		return 0;
+	if (!db->horizon_known)
+	{
+		db->horizon = db->opts.horizon(db->opts.horizon_arg);
+		db->horizon_known = true;
+	}
+	return db->horizon;
+}
+
+/* Would a committed write with this tag have to be remembered? */
+static inline bool
+wc_db_tag_recent(wc_db *db, uint64_t tag)
+{
+	return tag != 0 && db->opts.horizon != NULL && tag >= wc_db_horizon(db);
+}
 
 /* ---------------------------------------------------------------- lock.c (1) */
 
@@ -275,7 +311,8 @@ void		wc_db_view_free(wc_db *db);
  * for a log of the view, raises the handle's applied and truncate seqs). */
 int			wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *r, wc_err *err);
 /* Holds a record whose tag is in progress (a copy of payload). */
-int			wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err);
+int			wc_db_hold(wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
+					   const uint8_t *payload, size_t len, wc_err *err);
 /*
  * Reads log number whole from disk into a logmem of the caller's (*out; free with
  * wc_db_log_free), every record resolved: with wait, waits a while for a

@@ -135,6 +135,13 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 		m.last_seq = lm->max_seq;
 	if (lm->trunc > m.truncate_seq)
 		m.truncate_seq = lm->trunc;
+	/* what some snapshot may not see yet moves with the records (DESIGN.md,
+	 * "Snapshots"); the failure path below clears m */
+	if ((rc = wc_recent_append(&m.recent, &lm->recent, err)) != WC_OK)
+	{
+		wc_db_unlock(db, WC_LOCK_MANIFEST);
+		goto remove_outputs;
+	}
 	/* files wholly below the truncate point are dead */
 	doomed = calloc((size_t) (m.nfiles + lm->ningested) + 1, sizeof(uint64_t));
 	if (doomed == NULL)

@@ -6,11 +6,16 @@
  *   body     := version: fixed64 | next_file: fixed64 | last_seq: fixed64
  *               | truncate_seq: fixed64 | nlogs: varint32 | log: fixed64{nlogs}
  *               | nfiles: varint32 | file{nfiles}
+ *               [ | nrecent: varint32 | recent{nrecent} ]     (format version 2)
+ *   recent   := tag: fixed64 | seq_lo: fixed64 | seq_hi: fixed64
  *   file     := number: fixed64 | level: u8 | family_len: varint32 | family
  *               | cells | tombstones | range_tombstones | distinct_rows | raw_bytes
  *               | file_bytes | blocks (varint64 each)
  *               | ts_min: fixed64 | ts_max: fixed64 | seq_min: fixed64 | seq_max: fixed64
  *               | row_min_len: varint32 | row_min | row_max_len: varint32 | row_max
+ *
+ * A manifest without recent records is written in format version 1, as before
+ * they existed, so that it stays readable by builds that know only that one.
  *
  * The decoder trusts nothing: every length and count is checked against what is
  * left before anything is allocated, so a damaged image yields WC_CORRUPT with the
@@ -29,7 +34,8 @@
 
 /* (format) */
 static const uint8_t manifest_magic[8] = {'W', 'C', 'M', 'A', 'N', 0x0d, 0x0a, 0x1a};
-#define MANIFEST_FORMAT_VERSION	1
+#define MANIFEST_FORMAT_VERSION	2	/* the newest read and written */
+#define MANIFEST_RECENT_BYTES	24
 #define MANIFEST_HEADER		16	/* magic, format_version, body_len */
 #define MANIFEST_TRAILER	4	/* crc32c */
 /* The smallest encoded file entry: every varint one byte, empty strings. */
@@ -100,9 +106,12 @@ wc_manifest_encode(const wc_manifest *m, uint8_t **buf, size_t *len, wc_err *err
 
 	*buf = NULL;
 	*len = 0;
-	if (m->nlogs < 0 || m->nfiles < 0)
-		return wc_err_set(err, WC_INVALID, "manifest with %d logs and %d files",
-						  m->nlogs, m->nfiles);
+	if (m->nlogs < 0 || m->nfiles < 0 || m->recent.n < 0)
+		return wc_err_set(err, WC_INVALID, "manifest with %d logs, %d files, %d recent records",
+						  m->nlogs, m->nfiles, m->recent.n);
+	if (m->recent.n > 0)
+		body += wc_varint_len((uint64_t) m->recent.n) +
+			MANIFEST_RECENT_BYTES * (size_t) m->recent.n;
 	for (int i = 0; i < m->nfiles; i++)
 	{
 		const wc_sst_props *pr = &m->files[i].props;
@@ -128,7 +137,7 @@ wc_manifest_encode(const wc_manifest *m, uint8_t **buf, size_t *len, wc_err *err
 		return wc_err_set(err, WC_NOMEM, "out of memory encoding a manifest of %zu bytes", total);
 
 	memcpy(out, manifest_magic, 8);
-	wc_put_fixed32(out + 8, MANIFEST_FORMAT_VERSION);
+	wc_put_fixed32(out + 8, m->recent.n > 0 ? 2 : 1);
 	wc_put_fixed32(out + 12, (uint32_t) body);
 	p = out + MANIFEST_HEADER;
 	wc_put_fixed64(p, m->version);
@@ -142,6 +151,16 @@ wc_manifest_encode(const wc_manifest *m, uint8_t **buf, size_t *len, wc_err *err
 	p = wc_put_varint64(p, (uint64_t) m->nfiles);
 	for (int i = 0; i < m->nfiles; i++)
 		p = put_file(p, &m->files[i]);
+	if (m->recent.n > 0)
+	{
+		p = wc_put_varint64(p, (uint64_t) m->recent.n);
+		for (int i = 0; i < m->recent.n; i++, p += MANIFEST_RECENT_BYTES)
+		{
+			wc_put_fixed64(p, m->recent.items[i].tag);
+			wc_put_fixed64(p + 8, m->recent.items[i].seq_lo);
+			wc_put_fixed64(p + 16, m->recent.items[i].seq_hi);
+		}
+	}
 	wc_put_fixed32(p, wc_crc32c(out, (size_t) (p - out)));
 	p += MANIFEST_TRAILER;
 	if ((size_t) (p - out) != total)
@@ -305,7 +324,7 @@ get_count(cursor *c, const char *what, size_t min_size, int *count)
 }
 
 static int
-decode_body(cursor *c, wc_manifest *m)
+decode_body(cursor *c, uint32_t format, wc_manifest *m)
 {
 	int			rc;
 	int			n;
@@ -335,6 +354,29 @@ decode_body(cursor *c, wc_manifest *m)
 		if ((rc = get_file(c, &m->files[m->nfiles - 1])) != WC_OK)
 			return rc;
 	}
+	if (format >= 2)
+	{
+		if ((rc = get_count(c, "nrecent", MANIFEST_RECENT_BYTES, &n)) != WC_OK)
+			return rc;
+		if (n > 0 && (m->recent.items = malloc(sizeof(wc_recent) * (size_t) n)) == NULL)
+			return wc_err_set(c->err, WC_NOMEM, "out of memory reading the manifest");
+		m->recent.cap = (size_t) n;
+		for (m->recent.n = 0; m->recent.n < n; m->recent.n++)
+		{
+			wc_recent  *r = &m->recent.items[m->recent.n];
+
+			if ((rc = get_fixed64(c, "recent tag", &r->tag)) != WC_OK ||
+				(rc = get_fixed64(c, "recent seq_lo", &r->seq_lo)) != WC_OK ||
+				(rc = get_fixed64(c, "recent seq_hi", &r->seq_hi)) != WC_OK)
+				return rc;
+			if (r->seq_lo == 0 || r->seq_lo > r->seq_hi || r->tag == 0)
+				return wc_err_set(c->err, WC_CORRUPT,
+								  "MANIFEST is damaged at offset %zu: recent record %d has tag %llu and seqs %llu..%llu",
+								  cur_off(c) - MANIFEST_RECENT_BYTES, m->recent.n,
+								  (unsigned long long) r->tag, (unsigned long long) r->seq_lo,
+								  (unsigned long long) r->seq_hi);
+		}
+	}
 	if (c->p != c->end)
 		return wc_err_set(c->err, WC_CORRUPT,
 						  "MANIFEST is damaged at offset %zu: %zu bytes follow the last file entry in the body",
@@ -360,7 +402,7 @@ wc_manifest_decode(const uint8_t *buf, size_t len, wc_manifest *m, wc_err *err)
 	if (memcmp(buf, manifest_magic, 8) != 0)
 		return wc_err_set(err, WC_CORRUPT, "MANIFEST has a bad magic number at offset 0");
 	version = wc_get_fixed32(buf + 8);
-	if (version != MANIFEST_FORMAT_VERSION)
+	if (version < 1 || version > MANIFEST_FORMAT_VERSION)
 		return wc_err_set(err, WC_CORRUPT,
 						  "MANIFEST has format version %u; this build reads version %d",
 						  version, MANIFEST_FORMAT_VERSION);
@@ -386,7 +428,7 @@ wc_manifest_decode(const uint8_t *buf, size_t len, wc_manifest *m, wc_err *err)
 	c.p = buf + MANIFEST_HEADER;
 	c.end = c.p + body_len;
 	c.err = err;
-	if ((rc = decode_body(&c, m)) != WC_OK)
+	if ((rc = decode_body(&c, version, m)) != WC_OK)
 		wc_manifest_clear(m);
 	return rc;
 }
@@ -486,7 +528,64 @@ wc_manifest_clear(wc_manifest *m)
 		wc_sst_props_clear(&m->files[i].props);
 	free(m->files);
 	free(m->logs);
+	wc_recent_clear(&m->recent);
 	memset(m, 0, sizeof(*m));
+}
+
+/* ---------------------------------------------------------------- recent records */
+
+int
+wc_recent_add(wc_recent_list *l, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi, wc_err *err)
+{
+	if (!wc_array_reserve(&l->items, &l->cap, (size_t) l->n + 1, sizeof(wc_recent)))
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	l->items[l->n].tag = tag;
+	l->items[l->n].seq_lo = seq_lo;
+	l->items[l->n].seq_hi = seq_hi;
+	l->n++;
+	return WC_OK;
+}
+
+int
+wc_recent_append(wc_recent_list *dst, const wc_recent_list *src, wc_err *err)
+{
+	if (src->n == 0)
+		return WC_OK;
+	if (!wc_array_reserve(&dst->items, &dst->cap, (size_t) dst->n + (size_t) src->n,
+						  sizeof(wc_recent)))
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	memcpy(dst->items + dst->n, src->items, sizeof(wc_recent) * (size_t) src->n);
+	dst->n += src->n;
+	return WC_OK;
+}
+
+void
+wc_recent_prune(wc_recent_list *l, uint64_t horizon)
+{
+	int			kept = 0;
+
+	for (int i = 0; i < l->n; i++)
+		if (l->items[i].tag >= horizon)
+			l->items[kept++] = l->items[i];
+	l->n = kept;
+}
+
+uint64_t
+wc_recent_min_seq(const wc_recent_list *l)
+{
+	uint64_t	min = UINT64_MAX;
+
+	for (int i = 0; i < l->n; i++)
+		if (l->items[i].seq_lo < min)
+			min = l->items[i].seq_lo;
+	return min;
+}
+
+void
+wc_recent_clear(wc_recent_list *l)
+{
+	free(l->items);
+	memset(l, 0, sizeof(*l));
 }
 
 int
@@ -523,6 +622,11 @@ wc_manifest_copy(wc_manifest *dst, const wc_manifest *src, wc_err *err)
 			}
 			dst->nfiles++;
 		}
+	}
+	if ((rc = wc_recent_append(&dst->recent, &src->recent, err)) != WC_OK)
+	{
+		wc_manifest_clear(dst);
+		return rc;
 	}
 	return WC_OK;
 }

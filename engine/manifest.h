@@ -12,6 +12,34 @@
 
 #include "sst.h"
 
+/*
+ * A committed record that some snapshot may not see yet (DESIGN.md, "Snapshots"):
+ * the tag of its transaction and the seqs its entries carry.  Kept while the
+ * store's horizon has not passed the tag.
+ */
+typedef struct wc_recent
+{
+	uint64_t	tag;
+	uint64_t	seq_lo;
+	uint64_t	seq_hi;
+} wc_recent;
+
+typedef struct wc_recent_list
+{
+	int			n;
+	size_t		cap;
+	wc_recent  *items;
+} wc_recent_list;
+
+int			wc_recent_add(wc_recent_list *l, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
+						  wc_err *err);
+int			wc_recent_append(wc_recent_list *dst, const wc_recent_list *src, wc_err *err);
+/* Drops the entries whose tag is below horizon (the horizon passed them). */
+void		wc_recent_prune(wc_recent_list *l, uint64_t horizon);
+/* The lowest seq_lo of the list, or UINT64_MAX when it is empty. */
+uint64_t	wc_recent_min_seq(const wc_recent_list *l);
+void		wc_recent_clear(wc_recent_list *l);
+
 typedef struct wc_manifest_file
 {
 	uint64_t	number;			/* the file is NNNNNN.sst */
@@ -28,6 +56,8 @@ typedef struct wc_manifest
 	uint64_t   *logs;			/* live log numbers, oldest first; the last is active */
 	int			nfiles;
 	wc_manifest_file *files;	/* live sorted files */
+	wc_recent_list recent;		/* records flushed into the files that a snapshot
+								 * may not see yet (format version 2) */
 } wc_manifest;
 
 /* Reads dir/MANIFEST into *m (caller frees with wc_manifest_clear).  WC_NOT_FOUND

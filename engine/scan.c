@@ -80,6 +80,9 @@ struct wc_scan
 	uint64_t	pend_trunc;		/* pending truncate: every committed entry and
 								 * pending ones below are gone */
 	uint64_t	pend_max;		/* pending entries above were written after open */
+	wc_seq_range *excl;			/* writes the snapshot does not see */
+	int			nexcl;
+	int			nexcl_committed;	/* of those, committed ones */
 	int			nstreams;
 	fam_stream *streams;
 	int			last;			/* stream that returned the last cell, or -1 */
@@ -263,6 +266,8 @@ stream_init(wc_scan *scan, fam_stream *fs, const wc_family *f, int64_t now)
 	rules.snapshot = v->snapshot_seq;
 	rules.pend_trunc = scan->pend_trunc;
 	rules.pend_max = scan->pend_max;
+	rules.excl = scan->excl;
+	rules.nexcl = scan->nexcl;
 	rules.max_versions = f->max_versions;
 	rules.ttl_cutoff = wc_vis_ttl_cutoff(now, f->ttl_ms);
 	rules.ts_min = scan->opts->ts_min;
@@ -463,6 +468,7 @@ stream_advance(wc_scan *scan, fam_stream *fs)
 		fs->out.ts = c->ts;
 		fs->out.val = c->val;
 		fs->out.val_len = c->val_len;
+		fs->out.seq = c->seq;
 		fs->has_cell = true;
 		fs->step_first = true;
 		return WC_OK;
@@ -512,6 +518,62 @@ start_streams(wc_scan *scan)
 	return WC_OK;
 }
 
+static int
+range_cmp(const void *a, const void *b)
+{
+	const wc_seq_range *x = a,
+			   *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * The seqs the scan must not see (DESIGN.md, "Snapshots"): records still in
+ * progress when the version was built, and committed ones the reader's snapshot
+ * says it does not see.
+ */
+static int
+exclusions(wc_scan *scan, wc_err *err)
+{
+	const wc_version *v = scan->v;
+	const wc_scan_opts *opts = scan->opts;
+	int			cap = v->held.n + (opts->tag_visible ? v->recent.n : 0);
+
+	if (cap == 0)
+		return WC_OK;
+	if ((scan->excl = malloc(sizeof(wc_seq_range) * (size_t) cap)) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	for (int i = 0; i < v->held.n; i++)
+	{
+		const wc_recent *r = &v->held.items[i];
+		bool		ignored;
+		int			rc;
+
+		if (opts->tag_visible &&
+			(rc = opts->tag_visible(opts->tag_visible_arg, r->tag, false, &ignored, err)) != WC_OK)
+			return rc;
+		scan->excl[scan->nexcl].lo = r->seq_lo;
+		scan->excl[scan->nexcl++].hi = r->seq_hi;
+	}
+	for (int i = 0; opts->tag_visible && i < v->recent.n; i++)
+	{
+		const wc_recent *r = &v->recent.items[i];
+		bool		visible = true;
+		int			rc;
+
+		if ((rc = opts->tag_visible(opts->tag_visible_arg, r->tag, true, &visible, err)) != WC_OK)
+			return rc;
+		if (visible)
+			continue;
+		scan->nexcl_committed++;
+		scan->excl[scan->nexcl].lo = r->seq_lo;
+		scan->excl[scan->nexcl++].hi = r->seq_hi;
+	}
+	if (scan->nexcl > 1)
+		qsort(scan->excl, (size_t) scan->nexcl, sizeof(wc_seq_range), range_cmp);
+	return WC_OK;
+}
+
 int
 wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
 {
@@ -535,6 +597,11 @@ wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
 	}
 	scan->trunc = scan->v->truncate_seq;
 	scan->pend_max = wc_batch_pending_seq_now();
+	if ((rc = exclusions(scan, err)) != WC_OK)
+	{
+		wc_scan_close(scan);
+		return rc;
+	}
 	for (int i = 0; i < opts->npending; i++)
 	{
 		uint64_t	t = wc_batch_truncate_seq(opts->pending[i]);
@@ -665,6 +732,12 @@ wc_scan_reset(wc_scan *scan, const wc_key_range *ranges, int nranges, wc_err *er
 	return WC_OK;
 }
 
+bool
+wc_scan_sees_latest(const wc_scan *scan)
+{
+	return scan->nexcl_committed == 0 && scan->db->current == scan->v && !scan->db->dirty;
+}
+
 void
 wc_scan_get_stats(const wc_scan *scan, wc_scan_stats *stats)
 {
@@ -680,6 +753,7 @@ wc_scan_close(wc_scan *scan)
 		stream_free(&scan->streams[i]);
 	free(scan->streams);
 	free(scan->keybuf);
+	free(scan->excl);
 	wc_version_unref(scan->v);
 	free(scan);
 }

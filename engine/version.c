@@ -61,6 +61,9 @@ wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err)
 	int			rc;
 
 	m->version++;
+	/* records every snapshot sees by now need not be remembered */
+	if (db->opts.horizon != NULL)
+		wc_recent_prune(&m->recent, wc_db_horizon(db));
 	rc = wc_manifest_write(db->dir, m, err);
 	/* even after a failure: the rename may have happened */
 	wc_db_shared_manifest_bump(db);
@@ -113,6 +116,7 @@ wc_db_log_free(wc_logmem *lm)
 	for (int i = 0; i < lm->ningested; i++)
 		wc_sst_unref(lm->ingested[i].sst);
 	free(lm->ingested);
+	wc_recent_clear(&lm->recent);
 	if (lm->reader)
 		wc_log_reader_free(lm->reader);
 	wc_file_close(&lm->file);
@@ -386,7 +390,8 @@ wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, wc_err 
 }
 
 int
-wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_err *err)
+wc_db_hold(wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
+		   const uint8_t *payload, size_t len, wc_err *err)
 {
 	uint8_t    *copy;
 
@@ -395,6 +400,8 @@ wc_db_hold(wc_logmem *lm, uint64_t tag, const uint8_t *payload, size_t len, wc_e
 		return wc_err_set(err, WC_NOMEM, "out of memory");
 	memcpy(copy, payload, len);
 	lm->held[lm->nheld].tag = tag;
+	lm->held[lm->nheld].seq_lo = seq_lo;
+	lm->held[lm->nheld].seq_hi = seq_hi;
 	lm->held[lm->nheld].payload = copy;
 	lm->held[lm->nheld].len = len;
 	lm->nheld++;
@@ -485,6 +492,25 @@ apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_e
 	return wc_db_apply_entries(db, lm, &r, err);
 }
 
+/*
+ * Applies a committed record (tag, seqs seq_lo..seq_hi) to lm, remembering it in
+ * lm->recent while some snapshot may not see it (DESIGN.md, "Snapshots").
+ */
+static int
+apply_committed(wc_db *db, wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
+				const uint8_t *payload, size_t len, wc_err *err)
+{
+	bool		remember = seq_lo <= seq_hi && wc_db_tag_recent(db, tag);
+	int			rc;
+
+	/* remembered first: a record applied but not remembered would be seen by all */
+	if (remember && (rc = wc_recent_add(&lm->recent, tag, seq_lo, seq_hi, err)) != WC_OK)
+		return rc;
+	if ((rc = apply_payload(db, lm, payload, len, err)) != WC_OK && remember)
+		lm->recent.n--;
+	return rc;
+}
+
 static void
 sleep_ms(int ms)
 {
@@ -565,9 +591,15 @@ replay(wc_db *db, wc_logmem *lm, uint64_t until, bool wait, wc_err *err)
 			lm->max_seq = r.seq_base + r.count - 1;
 		rc = resolve_record(db, lm, r.tag, wait, &state, err);
 		if (rc == WC_OK && state == WC_TXN_COMMITTED)
-			rc = apply_payload(db, lm, payload, len, err);
+			rc = apply_committed(db, lm, r.tag, r.seq_base, r.seq_base + r.count - 1,
+								 payload, len, err);
 		else if (rc == WC_OK && state == WC_TXN_IN_PROGRESS)
-			rc = wc_db_hold(lm, r.tag, payload, len, err);
+		{
+			rc = wc_db_hold(lm, r.tag, r.seq_base, r.seq_base + r.count - 1, payload, len, err);
+			/* a version names what it must not see: this one now */
+			if (!lm->for_flush)
+				db->dirty = true;
+		}
 		if (rc != WC_OK)
 		{
 			/* read this record again next time: its transaction's fate could not
@@ -653,8 +685,12 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 			continue;
 		}
 		if (state == WC_TXN_COMMITTED &&
-			(rc = apply_payload(db, lm, lm->held[i].payload, lm->held[i].len, err)) != WC_OK)
+			(rc = apply_committed(db, lm, lm->held[i].tag, lm->held[i].seq_lo,
+								  lm->held[i].seq_hi, lm->held[i].payload, lm->held[i].len,
+								  err)) != WC_OK)
 			return rc;			/* still held: a WC_NOT_FOUND is retried */
+		/* resolved: the view changes (a version built before still excluded it) */
+		db->dirty = true;
 		free(lm->held[i].payload);
 		lm->held[i] = lm->held[--lm->nheld];
 	}
@@ -700,7 +736,37 @@ wc_version_unref(wc_version *v)
 		wc_memtable_unref(v->mems[i].mt);
 	free(v->ssts);
 	free(v->mems);
+	wc_recent_clear(&v->recent);
+	wc_recent_clear(&v->held);
 	free(v);
+}
+
+/*
+ * The records a scan of v must ask its snapshot about (committed, the horizon has
+ * not passed them: pruned here as it moves) and those it never sees (held).
+ */
+static int
+version_recent(wc_db *db, wc_version *v, wc_err *err)
+{
+	int			rc = WC_OK;
+
+	if (db->opts.horizon != NULL)
+	{
+		uint64_t	horizon = wc_db_horizon(db);
+
+		wc_recent_prune(&db->manifest.recent, horizon);
+		rc = wc_recent_append(&v->recent, &db->manifest.recent, err);
+		for (int i = 0; i < db->nlogs && rc == WC_OK; i++)
+		{
+			wc_recent_prune(&db->logs[i]->recent, horizon);
+			rc = wc_recent_append(&v->recent, &db->logs[i]->recent, err);
+		}
+	}
+	for (int i = 0; i < db->nlogs && rc == WC_OK; i++)
+		for (int j = 0; j < db->logs[i]->nheld && rc == WC_OK; j++)
+			rc = wc_recent_add(&v->held, db->logs[i]->held[j].tag, db->logs[i]->held[j].seq_lo,
+							   db->logs[i]->held[j].seq_hi, err);
+	return rc;
 }
 
 static int
@@ -747,6 +813,11 @@ build_version(wc_db *db, wc_err *err)
 			wc_memtable_ref(v->mems[v->nmems].mt);
 			v->nmems++;
 		}
+	if (version_recent(db, v, err) != WC_OK)
+	{
+		wc_version_unref(v);
+		return err->code;
+	}
 	wc_version_unref(db->current);
 	db->current = v;
 	db->dirty = false;
@@ -798,6 +869,7 @@ refresh(wc_db *db, bool force, wc_err *err)
 	int			rc;
 	uint64_t	gen;
 
+	db->horizon_known = false;	/* asked again, once, when needed */
 	if (db->absent)
 	{
 		/* a read-only handle of a store that did not exist: does it now? */

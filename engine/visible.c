@@ -14,6 +14,7 @@ wc_vis_rules_init(wc_vis_rules *rules)
 	*rules = (wc_vis_rules) {
 		.mode = WC_VIS_READ,
 		.snapshot = WC_SEQ_MAX,
+		.keep_above = WC_SEQ_MAX,
 		.pend_max = WC_SEQ_MAX,
 		.ttl_cutoff = INT64_MIN,
 		.ts_min = INT64_MIN,

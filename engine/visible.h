@@ -8,10 +8,11 @@
  * one wc_vis_verdict:
  *
  *   - which writes exist: a committed entry (seq < WC_SEQ_PENDING_BASE) exists when
- *     trunc <= seq <= snapshot and no pending truncate is set; a pending one (a
- *     writer's own uncommitted entry) when pend_trunc <= seq <= pend_max.  An entry
- *     that does not exist takes no part in anything below.  (wc_vis_seq_exists
- *     alone decides this: the place for any other notion of a reader's snapshot.)
+ *     trunc <= seq <= snapshot, no pending truncate is set and its seq is in none
+ *     of the reader's excluded ranges (the writes its snapshot does not see); a
+ *     pending one (a writer's own uncommitted entry) when pend_trunc <= seq <=
+ *     pend_max.  An entry that does not exist takes no part in anything below.
+ *     (wc_vis_seq_exists alone decides this.)
  *   - masking: a DEL_FAMILY of the row and a DEL_COLUMN of the column hide entries
  *     with a lower seq; of the entries of one timestamp only the one with the highest
  *     seq counts (so a DEL_VERSION hides older writes of its timestamp, and a put
@@ -31,7 +32,11 @@
  * it keeps is what a reader sees, plus the DEL_VERSION entries that hold a place
  * within max_versions (with max_versions 0 they have no place to hold: the entries
  * they mask are dropped with them).  Tombstones of the other kinds and everything
- * masked, beyond max_versions or expired are dropped.  A compaction that saw only
+ * masked, beyond max_versions or expired are dropped.  Entries above keep_above
+ * (written by transactions some snapshot may not see yet) are kept as they are
+ * and decide nothing about the others: what the compaction drops, a reader who
+ * sees more entries would not see either (masking and max_versions only grow
+ * with more entries), and a reader who sees fewer finds what it needs.  A compaction that saw only
  * some of the files of its rows could not use this mode: it would have to keep
  * tombstones and what they might mask elsewhere (there is no such compaction).
  *
@@ -63,6 +68,13 @@ typedef enum wc_vis_verdict
 	WC_VIS_EMIT					/* READ: a visible put; COMPACT: keep it */
 } wc_vis_verdict;
 
+/* Sequence numbers lo..hi, both inclusive. */
+typedef struct wc_seq_range
+{
+	uint64_t	lo;
+	uint64_t	hi;
+} wc_seq_range;
+
 /* What a reader or compaction sees: fill with wc_vis_rules_init, then set fields. */
 typedef struct wc_vis_rules
 {
@@ -73,6 +85,18 @@ typedef struct wc_vis_rules
 								 * and the pending ones below are gone */
 	uint64_t	pend_max;		/* pending entries above were written after the reader
 								 * began */
+	/*
+	 * READ: committed entries the reader's snapshot does not see (DESIGN.md,
+	 * "Snapshots"): seq ranges sorted by seq_lo, disjoint; the caller's array.
+	 */
+	const wc_seq_range *excl;
+	int			nexcl;
+	/*
+	 * COMPACT: entries above may be hidden from some snapshot: each is kept as it
+	 * is and takes no part in what happens to the others (it masks nothing and
+	 * holds no place), as if the compaction did not see it.
+	 */
+	uint64_t	keep_above;
 	uint32_t	max_versions;	/* 0 = every version */
 	int64_t		ttl_cutoff;		/* versions with ts below are expired; INT64_MIN = none */
 
@@ -171,13 +195,36 @@ wc_vis_column_wanted(const wc_vis_rules *r, const uint8_t *q, size_t len)
 	return false;
 }
 
-/* Does an entry with this seq exist for the reader (snapshot and truncate points)? */
+/* Is seq in one of the reader's excluded ranges (binary search)? */
+static inline bool
+wc_vis_seq_excluded(const wc_vis_rules *r, uint64_t seq)
+{
+	int			lo = 0,
+				hi = r->nexcl - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (seq < r->excl[mid].lo)
+			hi = mid - 1;
+		else if (seq > r->excl[mid].hi)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* Does an entry with this seq exist for the reader (snapshot, truncate points and
+ * the writes its snapshot does not see)? */
 static inline bool
 wc_vis_seq_exists(const wc_vis_rules *r, uint64_t seq)
 {
 	if (seq >= WC_SEQ_PENDING_BASE)
 		return seq <= r->pend_max && seq >= r->pend_trunc;
-	return seq <= r->snapshot && seq >= r->trunc && r->pend_trunc == 0;
+	return seq <= r->snapshot && seq >= r->trunc && r->pend_trunc == 0 &&
+		(r->nexcl == 0 || !wc_vis_seq_excluded(r, seq));
 }
 
 /*
@@ -193,6 +240,8 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 	const wc_vis_rules *r = &vis->rules;
 	uint64_t	mask;
 
+	if (c->seq > r->keep_above && r->mode == WC_VIS_COMPACT && c->seq >= r->trunc)
+		return WC_VIS_EMIT;
 	if (!wc_vis_seq_exists(r, c->seq))
 		return WC_VIS_SKIP;
 

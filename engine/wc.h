@@ -111,6 +111,23 @@ typedef enum wc_txn_state
  */
 typedef int (*wc_resolve_fn) (void *arg, uint64_t tag, wc_txn_state *state, wc_err *err);
 
+/*
+ * Snapshots (DESIGN.md, "Snapshots").  The horizon: every tag below it that
+ * committed is seen by every reader's snapshot, now and later (in PostgreSQL: the
+ * oldest xmin of any snapshot, as a FullTransactionId).  Must not fail or longjmp.
+ */
+typedef uint64_t (*wc_horizon_fn) (void *arg);
+
+/*
+ * A scan's snapshot: does it see the writes of tag, a transaction that committed?
+ * Also told of every tag still in progress (committed false; the answer is not
+ * asked for: such writes are never seen), so that a caller may note the conflict
+ * (PostgreSQL's serializable transactions).  Returns WC_OK, or an error code
+ * (usually WC_CALLBACK) with err filled.  Must not longjmp.
+ */
+typedef int (*wc_tag_visible_fn) (void *arg, uint64_t tag, bool committed, bool *visible,
+								  wc_err *err);
+
 /* Returns nonzero when long work (flush, compaction, long scans) should stop. */
 typedef int (*wc_interrupt_fn) (void *arg);
 
@@ -168,6 +185,16 @@ typedef struct wc_open_opts
 	void	   *resolve_arg;
 	wc_interrupt_fn interrupt;	/* NULL: never interrupted */
 	void	   *interrupt_arg;
+	/*
+	 * NULL: no reader ever has a snapshot older than the newest commit (every
+	 * committed write is seen by every scan; scans' tag_visible is not asked).
+	 * Otherwise committed writes whose tags are at or above the horizon are
+	 * remembered, in this process and in MANIFEST once flushed, with their
+	 * sequence numbers, until the horizon passes them, and compactions keep
+	 * what they might hide from an older snapshot.
+	 */
+	wc_horizon_fn horizon;
+	void	   *horizon_arg;
 	/*
 	 * NULL: changes are not reported.  Reporting is by directory within a
 	 * process: while this handle is open, changes that any handle of the
@@ -316,6 +343,13 @@ typedef struct wc_scan_opts
 	/* The caller's uncommitted writes, overlaid (later batches win). */
 	wc_batch   *const *pending;
 	int			npending;
+	/*
+	 * The reader's snapshot, for stores opened with a horizon: asked at open about
+	 * every committed write the horizon has not passed.  NULL: every committed
+	 * write is seen.  Writes still in progress are never seen either way.
+	 */
+	wc_tag_visible_fn tag_visible;
+	void	   *tag_visible_arg;
 } wc_scan_opts;
 
 /* Sets opts to "everything": no ranges, all families, all ts. */
@@ -333,6 +367,9 @@ typedef struct wc_cell_view
 	int64_t		ts;
 	const uint8_t *val;
 	size_t		val_len;
+	uint64_t	seq;			/* the version's sequence number: a later write of
+								 * the same cell has a higher one (pending writes
+								 * of the caller's batches: above every committed) */
 } wc_cell_view;
 
 /* What a scan did (for EXPLAIN ANALYZE). */
@@ -363,6 +400,14 @@ int			wc_scan_next(wc_scan *scan, wc_cell_view *cell, wc_err *err);
 
 /* Restarts the scan over new ranges (same snapshot, files kept open). */
 int			wc_scan_reset(wc_scan *scan, const wc_key_range *ranges, int nranges, wc_err *err);
+
+/*
+ * Would a scan of the handle's newest state (after wc_db_refresh) return what this
+ * one does?  True when its snapshot hides no committed write and nothing was
+ * committed since it was opened: a cheap answer for a writer that locked a cell
+ * and must know whether a newer version exists.  False means "look".
+ */
+bool		wc_scan_sees_latest(const wc_scan *scan);
 
 void		wc_scan_get_stats(const wc_scan *scan, wc_scan_stats *stats);
 void		wc_scan_close(wc_scan *scan);

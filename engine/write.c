@@ -91,9 +91,11 @@ out:
  */
 static int
 apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8_t *hdr,
-		  size_t hdr_len, uint64_t seq_base, uint64_t tag, wc_err *err)
+		  size_t hdr_len, uint64_t seq_base, uint64_t count, uint64_t tag, wc_err *err)
 {
 	int			rc = WC_OK;
+	uint64_t	seq_lo = seq_base,
+				seq_hi = seq_base + count - 1;
 
 	if (tag != 0)
 	{
@@ -114,7 +116,7 @@ apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8
 			memcpy(payload + total, entries, len);
 			total += len;
 		}
-		rc = wc_db_hold(lm, tag, payload, total, err);
+		rc = wc_db_hold(lm, tag, seq_lo, seq_hi, payload, total, err);
 		free(payload);
 		return rc;
 	}
@@ -206,9 +208,12 @@ wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count, uint8
 		active->valid_end = new_end;
 		wc_log_reader_skip_to(active->reader, new_end);
 		if (batches != NULL)
-			arc = apply_own(db, active, batches, n, parts[0].data, parts[0].len, seq_base, tag, err);
+			arc = apply_own(db, active, batches, n, parts[0].data, parts[0].len, seq_base, count,
+							tag, err);
 		else
-			arc = wc_db_hold(active, tag, parts[0].data, parts[0].len, err);
+			arc = wc_db_hold(active, tag, seq_base, seq_base + count - 1, parts[0].data,
+							 parts[0].len, err);
+		db->dirty = true;
 		if (arc != WC_OK)
 		{
 			/* the record is written; only our view lags: read it back next time */

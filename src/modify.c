@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/appendinfo.h"
+#include "storage/predicate.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -135,6 +136,9 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 	}
 	ms->store = wcfdw_store_get(ms->rel);
 	wcfdw_store_begin_statement(ms->store, estate);
+	/* a serializable reader of the table before us is in a read-write conflict
+	 * with this write, as with a heap table read by a sequential scan */
+	CheckForSerializableConflictIn(ms->rel, NULL, InvalidBlockNumber);
 	ms->cb.func = wcfdw_modify_cleanup;
 	ms->cb.arg = ms;
 	MemoryContextRegisterResetCallback(estate->es_query_cxt, &ms->cb);

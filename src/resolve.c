@@ -4,10 +4,12 @@
  *		  What the engine asks PostgreSQL: the fate of a transaction, and
  *		  whether to stop
  *
- * A store is opened with these two callbacks (wc_open_opts).  The engine
- * calls wcfdw_resolve for the tag of every log record written by a
- * transaction (its FullTransactionId) until it knows whether that
- * transaction committed, and wcfdw_interrupt between steps of long work.
+ * A store is opened with these callbacks (wc_open_opts).  The engine calls
+ * wcfdw_resolve for the tag of every log record written by a transaction
+ * (its FullTransactionId) until it knows whether that transaction committed,
+ * wcfdw_horizon to learn which committed writes every snapshot sees, and
+ * wcfdw_interrupt between steps of long work.  A scan asks wcfdw_tag_visible
+ * whether its snapshot sees a committed write (doc/SQL.md, "Transactions").
  *
  * Neither may longjmp through the engine: an error is caught, kept by
  * error.c (wcfdw_catch_callback_error), and re-thrown by wcfdw_engine_error
@@ -20,7 +22,9 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "storage/predicate.h"
 #include "storage/procarray.h"
+#include "utils/snapmgr.h"
 
 #include "widecol_fdw.h"
 
@@ -96,4 +100,67 @@ int
 wcfdw_interrupt(void *arg)
 {
 	return QueryCancelPending || ProcDiePending;
+}
+
+/*
+ * wcfdw_horizon
+ *		The engine's horizon callback: every committed transaction below it is
+ *		seen by every snapshot, now and later
+ *
+ * The oldest xmin of any snapshot in the cluster (every database: a store's
+ * records are few, and shared horizons are what the heap keeps for shared
+ * catalogs), as a FullTransactionId of the current or the previous epoch.
+ */
+uint64_t
+wcfdw_horizon(void *arg)
+{
+	TransactionId xid = GetOldestNonRemovableTransactionId(NULL);
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	if (!TransactionIdIsNormal(xid))
+		return 0;
+	/* the horizon never follows nextXid: a larger raw value is the last epoch's */
+	if (xid > XidFromFullTransactionId(next) && epoch > 0)
+		epoch--;
+	return U64FromFullTransactionId(FullTransactionIdFromEpochAndXid(epoch, xid));
+}
+
+/*
+ * wcfdw_tag_visible
+ *		The engine's tag_visible callback: does the scan's snapshot see the
+ *		writes of the committed transaction tag?
+ *
+ * As the heap decides for xmin: a transaction the snapshot counts as running
+ * (or that began after it) is not seen.  In a serializable transaction, a
+ * write it does not see (or one still in progress) is a read-write conflict
+ * out, as for a heap tuple: CheckForSerializableConflictOut.
+ */
+int
+wcfdw_tag_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err)
+{
+	WcFdwSnapshotArg *sa = arg;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	TransactionId xid = XidFromFullTransactionId(FullTransactionIdFromU64(tag));
+	volatile int rc = WC_OK;
+
+	PG_TRY();
+	{
+		bool		seen = committed && !XidInMVCCSnapshot(xid, sa->snapshot);
+
+		if (committed)
+			*visible = seen;
+		if (!seen && sa->serializable && TransactionIdIsNormal(xid))
+			CheckForSerializableConflictOut(sa->rel, xid, sa->snapshot);
+	}
+	PG_CATCH();
+	{
+		const char *message = wcfdw_catch_callback_error(oldcxt);
+
+		err->code = WC_CALLBACK;
+		snprintf(err->msg, sizeof(err->msg), "%s", message);
+		rc = WC_CALLBACK;
+	}
+	PG_END_TRY();
+	return rc;
 }

@@ -22,9 +22,12 @@
 #include "access/xact.h"
 #include "commands/explain.h"
 #include "commands/vacuum.h"
+#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -46,6 +49,9 @@ typedef struct WcFdwScanState
 	bool		rowkey_only_rescan; /* only rowkey conditions vary */
 	bool		need[WCF_NFIELDS];	/* fields the plan uses */
 	CommandId	curcid;
+	WcFdwSnapshotArg snap;		/* the statement's snapshot, for the engine */
+	LOCKMODE	lockmode;		/* row lock on each row returned; NoLock = none */
+	LockWaitPolicy waitpolicy;
 
 	wc_scan    *scan;
 	wc_scan_opts opts;
@@ -193,6 +199,16 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	ss->range_in_use = -1;
 	ss->curcid = estate->es_snapshot ? estate->es_snapshot->curcid : GetCurrentCommandId(false);
+	ss->snap.snapshot = estate->es_snapshot;
+	ss->snap.rel = ss->rel;
+	ss->snap.serializable = IsolationIsSerializable();
+	if (list_length(plan->fdw_private) > WCFDW_PRIV_LOCK)
+	{
+		List	   *lock = list_nth(plan->fdw_private, WCFDW_PRIV_LOCK);
+
+		ss->lockmode = linitial_int(lock);
+		ss->waitpolicy = lsecond_int(lock);
+	}
 
 	ss->store = wcfdw_store_get(ss->rel);
 	wcfdw_store_begin_statement(ss->store, estate);
@@ -245,6 +261,14 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	pending = wcfdw_store_visible_batches(ss->store, ss->curcid, &npending);
 	ss->opts.pending = pending;
 	ss->opts.npending = npending;
+	/* what the statement's snapshot sees (doc/SQL.md, "Transactions") */
+	if (ss->snap.snapshot != NULL && IsMVCCSnapshot(ss->snap.snapshot))
+	{
+		ss->opts.tag_visible = wcfdw_tag_visible;
+		ss->opts.tag_visible_arg = &ss->snap;
+		if (ss->snap.serializable)
+			PredicateLockRelation(ss->rel, ss->snap.snapshot);
+	}
 	MemoryContextSwitchTo(old);
 
 	wc_err_clear(&err);
@@ -258,11 +282,149 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	ss->nopens++;
 }
 
+/*
+ * wcfdw_row_lock_tag
+ *		The lock manager's tag of a row (a cell version) of the table
+ *
+ * A tuple lock tag of the foreign table, its block and offset a 48-bit hash
+ * of (rowkey, family, qualifier, ts): pg_locks shows locktype "tuple" on the
+ * table.  Two rows share a lock only if their hashes collide (about one pair
+ * in 2^24 of 2^24 rows locked at once): a needless wait, never a missed one.
+ */
+static void
+wcfdw_row_lock_tag(LOCKTAG *tag, Relation rel, const wc_cell_view *c)
+{
+	uint64		h;
+
+	h = hash_bytes_extended(c->row, (int) c->row_len, 0);
+	h = hash_bytes_extended((const unsigned char *) c->family, (int) c->family_len, h);
+	h = hash_bytes_extended(c->qual, (int) c->qual_len, h);
+	h = hash_bytes_extended((const unsigned char *) &c->ts, sizeof(c->ts), h);
+	SET_LOCKTAG_TUPLE(*tag, MyDatabaseId, RelationGetRelid(rel), (BlockNumber) h,
+					  (OffsetNumber) (h >> 32));
+}
+
+typedef enum WcFdwLockResult
+{
+	WCFDW_ROW_SAME,				/* locked; the version read is the newest */
+	WCFDW_ROW_NEWER,			/* locked; slot now holds the newest version */
+	WCFDW_ROW_GONE,				/* locked; the row was deleted meanwhile */
+	WCFDW_ROW_SKIPPED			/* SKIP LOCKED: held by another transaction */
+} WcFdwLockResult;
+
+/*
+ * wcfdw_lock_row
+ *		Locks the row the scan just read (cell, in slot), and finds its newest
+ *		committed version
+ *
+ * As the heap does for UPDATE, DELETE and SELECT FOR UPDATE/SHARE: wait for
+ * the transaction holding the row (in the lock manager: deadlocks are
+ * detected, lock_timeout and statement_timeout apply), then look at the
+ * newest committed version.  If it is the one the snapshot gave, go on.  If
+ * not, a transaction committed a change the snapshot does not see: READ
+ * COMMITTED works on the newest version (the executor checks the conditions
+ * again on it, as EvalPlanQual), REPEATABLE READ and SERIALIZABLE fail with
+ * 40001.
+ */
+static WcFdwLockResult
+wcfdw_lock_row(ForeignScanState *node, WcFdwScanState *ss, const wc_cell_view *cell,
+			   TupleTableSlot *slot)
+{
+	LOCKTAG		tag;
+	wc_scan_opts o;
+	wc_key_range range;
+	wc_slice	fam,
+				qual;
+	wc_scan    *point = NULL;
+	wc_cell_view newest;
+	wc_err		err;
+	int			rc,
+				found;
+	MemoryContext old;
+
+	wcfdw_row_lock_tag(&tag, ss->rel, cell);
+	if (LockAcquire(&tag, ss->lockmode, false,
+					ss->waitpolicy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
+	{
+		if (ss->waitpolicy == LockWaitSkip)
+			return WCFDW_ROW_SKIPPED;
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not obtain lock on row in relation \"%s\"",
+						RelationGetRelationName(ss->rel))));
+	}
+
+	/* what committed up to now, and was it anything the snapshot missed? */
+	wcfdw_store_refresh(ss->store);
+	if (wc_scan_sees_latest(ss->scan))
+		return WCFDW_ROW_SAME;
+
+	wc_scan_opts_init(&o);
+	range.start = cell->row;
+	range.start_len = cell->row_len;
+	range.start_bound = WC_INCLUSIVE;
+	range.stop = cell->row;
+	range.stop_len = cell->row_len;
+	range.stop_bound = WC_INCLUSIVE;
+	fam.data = (const uint8_t *) cell->family;
+	fam.len = cell->family_len;
+	qual.data = cell->qual;
+	qual.len = cell->qual_len;
+	o.ranges = &range;
+	o.nranges = 1;
+	o.families = &fam;
+	o.nfamilies = 1;
+	o.quals = &qual;
+	o.nquals = 1;
+	o.ts_min = o.ts_max = cell->ts;
+	o.now_ms = ss->opts.now_ms;
+	o.pending = ss->opts.pending;
+	o.npending = ss->opts.npending;
+	wc_err_clear(&err);
+	rc = wc_scan_open(ss->store->db, &o, &point, &err);
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+	found = wc_scan_next(point, &newest, &err);
+	if (found < 0)
+	{
+		wc_scan_close(point);
+		wcfdw_engine_error(ERROR, found, &err, "scan", ss->store->relname);
+	}
+	if (found == 1 && newest.seq == cell->seq)
+	{
+		wc_scan_close(point);
+		return WCFDW_ROW_SAME;
+	}
+	if (IsolationUsesXactSnapshot())
+	{
+		wc_scan_close(point);
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to concurrent %s",
+						found == 1 ? "update" : "delete")));
+	}
+	if (found == 0)
+	{
+		wc_scan_close(point);
+		return WCFDW_ROW_GONE;
+	}
+	ExecClearTuple(slot);
+	MemoryContextReset(ss->tuplecxt);
+	old = MemoryContextSwitchTo(ss->tuplecxt);
+	wcfdw_cell_to_values(&ss->conv, ss->need, &newest, slot->tts_values, slot->tts_isnull,
+						 slot->tts_tupleDescriptor->natts);
+	MemoryContextSwitchTo(old);
+	wc_scan_close(point);
+	ExecStoreVirtualTuple(slot);
+	return WCFDW_ROW_NEWER;
+}
+
 TupleTableSlot *
 widecolIterateForeignScan(ForeignScanState *node)
 {
 	WcFdwScanState *ss = node->fdw_state;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
 	wc_cell_view cell;
 	wc_err		err;
 	MemoryContext old;
@@ -275,19 +437,40 @@ widecolIterateForeignScan(ForeignScanState *node)
 	if (ss->empty)
 		return slot;
 
-	MemoryContextReset(ss->tuplecxt);
-	wc_err_clear(&err);
-	rc = wc_scan_next(ss->scan, &cell, &err);
-	if (rc < 0)
-		wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
-	if (rc == 0)
-		return slot;
+	for (;;)
+	{
+		MemoryContextReset(ss->tuplecxt);
+		wc_err_clear(&err);
+		rc = wc_scan_next(ss->scan, &cell, &err);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+		if (rc == 0)
+			return ExecClearTuple(slot);
 
-	old = MemoryContextSwitchTo(ss->tuplecxt);
-	wcfdw_cell_to_values(&ss->conv, ss->need, &cell, slot->tts_values, slot->tts_isnull,
-						 slot->tts_tupleDescriptor->natts);
-	MemoryContextSwitchTo(old);
-	return ExecStoreVirtualTuple(slot);
+		old = MemoryContextSwitchTo(ss->tuplecxt);
+		wcfdw_cell_to_values(&ss->conv, ss->need, &cell, slot->tts_values, slot->tts_isnull,
+							 slot->tts_tupleDescriptor->natts);
+		MemoryContextSwitchTo(old);
+		ExecStoreVirtualTuple(slot);
+		if (ss->lockmode == NoLock)
+			return slot;
+
+		/* lock only the rows the conditions take, as read by the snapshot */
+		ResetExprContext(econtext);
+		econtext->ecxt_scantuple = slot;
+		if (node->ss.ps.qual != NULL && !ExecQual(node->ss.ps.qual, econtext))
+			continue;
+		switch (wcfdw_lock_row(node, ss, &cell, slot))
+		{
+			case WCFDW_ROW_SAME:
+			case WCFDW_ROW_NEWER:	/* the executor checks the conditions again */
+				return slot;
+			case WCFDW_ROW_GONE:
+			case WCFDW_ROW_SKIPPED:
+				break;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 void

@@ -313,6 +313,7 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 	oo.read_only = s->read_only;
 	oo.resolve = wcfdw_resolve;
 	oo.interrupt = wcfdw_interrupt;
+	oo.horizon = wcfdw_horizon;
 	if (s->logged && !s->read_only)
 	{
 		oo.on_change = wcfdw_wal_change;

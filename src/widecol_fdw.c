@@ -31,6 +31,7 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/planmain.h"
+#include "optimizer/prep.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
@@ -386,6 +387,60 @@ widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
 	}
 }
 
+/*
+ * wcfdw_row_lock
+ *		The row lock the scan takes on each row it returns, and how it waits
+ *
+ * Rows of a table that a statement updates or deletes, or reads FOR UPDATE
+ * or FOR SHARE, are locked as the heap locks a tuple (doc/SQL.md,
+ * "Transactions"): one lock per row (cell version) in the lock manager, in
+ * the mode the heap uses for a tuple lock of that strength, so that they
+ * conflict exactly as heap row locks do.  An UPDATE takes FOR NO KEY UPDATE
+ * strength (a foreign table has no unique index, so no key changes), a
+ * DELETE FOR UPDATE.
+ */
+static List *
+wcfdw_row_lock(PlannerInfo *root, RelOptInfo *baserel)
+{
+	LOCKMODE	mode = NoLock;
+	LockWaitPolicy wait = LockWaitBlock;
+
+	if (bms_is_member(baserel->relid, root->all_result_relids))
+	{
+		if (root->parse->commandType == CMD_DELETE)
+			mode = AccessExclusiveLock;
+		else if (root->parse->commandType == CMD_UPDATE)
+			mode = ExclusiveLock;
+	}
+	else
+	{
+		PlanRowMark *rc = get_plan_rowmark(root->rowMarks, baserel->relid);
+
+		if (rc != NULL)
+		{
+			switch (rc->strength)
+			{
+				case LCS_FORKEYSHARE:
+					mode = AccessShareLock;
+					break;
+				case LCS_FORSHARE:
+					mode = RowShareLock;
+					break;
+				case LCS_FORNOKEYUPDATE:
+					mode = ExclusiveLock;
+					break;
+				case LCS_FORUPDATE:
+					mode = AccessExclusiveLock;
+					break;
+				case LCS_NONE:
+					break;
+			}
+			wait = rc->waitPolicy;
+		}
+	}
+	return list_make2_int(mode, wait);
+}
+
 static ForeignScan *
 widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 					  ForeignPath *best_path, List *tlist, List *scan_clauses,
@@ -410,7 +465,8 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	scan_clauses = extract_actual_clauses(scan_clauses, false);
 
 	return make_foreignscan(tlist, scan_clauses, baserel->relid, fdw_exprs,
-							list_make2(condinfo, ps->attrs), NIL, NIL, outer_plan);
+							list_make3(condinfo, ps->attrs, wcfdw_row_lock(root, baserel)),
+							NIL, NIL, outer_plan);
 }
 
 Datum

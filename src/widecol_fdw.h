@@ -145,6 +145,18 @@ extern const char *wcfdw_catch_callback_error(MemoryContext oldcxt);
 /* resolve.c: the callbacks a store is opened with (wc_open_opts) */
 extern int	wcfdw_resolve(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err);
 extern int	wcfdw_interrupt(void *arg);
+extern uint64_t wcfdw_horizon(void *arg);
+
+/* A scan's snapshot, for wcfdw_tag_visible (the engine's tag_visible callback). */
+typedef struct WcFdwSnapshotArg
+{
+	Snapshot	snapshot;
+	Relation	rel;			/* for serializable transactions' conflicts */
+	bool		serializable;
+} WcFdwSnapshotArg;
+
+extern int	wcfdw_tag_visible(void *arg, uint64_t tag, bool committed, bool *visible,
+							  wc_err *err);
 
 /* wal.c: logged tables */
 extern void wcfdw_wal_init(void);
@@ -265,7 +277,9 @@ extern char *wcfdw_cond_op_name(WcFdwCondKind kind);
 enum WcFdwScanPrivate
 {
 	WCFDW_PRIV_CONDS = 0,		/* integer list: field, kind, field, kind ... */
-	WCFDW_PRIV_ATTRS			/* integer list of attnums the plan needs */
+	WCFDW_PRIV_ATTRS,			/* integer list of attnums the plan needs */
+	WCFDW_PRIV_LOCK				/* integer list: row lock mode (NoLock = none),
+								 * LockWaitPolicy */
 };
 
 /* scan.c */

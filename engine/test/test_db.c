@@ -990,11 +990,208 @@ test_resolve_failure(void)
 	test_rmdir(dir);
 }
 
+/* ---------------------------------------------------------------- snapshots */
+
+/*
+ * Snapshots (DESIGN.md, "Snapshots").  A snapshot here is PostgreSQL's shape: it
+ * sees every committed tag below xmax except those in its running list.  The
+ * horizon is a variable the test moves.
+ */
+static uint64_t test_horizon;
+
+static uint64_t
+horizon_now(void *arg)
+{
+	(void) arg;
+	return test_horizon;
+}
+
+typedef struct test_snap
+{
+	uint64_t	xmax;
+	uint64_t	running[4];
+	int			nrunning;
+	int			told_in_progress;	/* tags reported as still in progress */
+} test_snap;
+
+static int
+snap_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err)
+{
+	test_snap  *s = arg;
+
+	(void) err;
+	if (!committed)
+	{
+		s->told_in_progress++;
+		return WC_OK;
+	}
+	*visible = tag < s->xmax;
+	for (int i = 0; i < s->nrunning; i++)
+		if (s->running[i] == tag)
+			*visible = false;
+	return WC_OK;
+}
+
+static wc_db *
+open_db_horizon(const char *dir)
+{
+	wc_open_opts o;
+	wc_db	   *db = NULL;
+	wc_err		err;
+
+	memset(&o, 0, sizeof(o));
+	o.families = fams3;
+	o.nfamilies = 3;
+	o.create_if_missing = true;
+	o.block_bytes = 512;
+	o.resolve = resolve_tag;
+	o.horizon = horizon_now;
+	o.ingest_bytes = open_ingest_bytes ? open_ingest_bytes : SIZE_MAX;
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_open(dir, &o, &db, &err), &err);
+	if (db == NULL)
+		exit(1);
+	return db;
+}
+
+static void
+write_tagged(wc_db *db, uint64_t tag, const char *row, const char *qual, int64_t ts,
+			 const char *val, bool del_column)
+{
+	wc_batch   *b = wc_batch_new();
+	wc_err		err;
+
+	wc_err_clear(&err);
+	if (del_column)
+		CHECK_OK(wc_batch_delete_column(b, "anchor", 6, row, strlen(row), qual, strlen(qual),
+										&err), &err);
+	else
+		put(b, "anchor", row, qual, ts, val);
+	CHECK_OK(wc_db_write(db, &b, 1, tag, false, &err), &err);
+	wc_batch_free(b);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+}
+
+/*
+ * An old snapshot keeps seeing what it saw through a flush, a compaction and a
+ * reopen (the MANIFEST remembers), newer ones see the newest; once the horizon
+ * passes, a compaction may drop what only the old one saw.  Writes still in
+ * progress are seen by nobody, also by a scan opened before they commit.
+ */
+static void
+test_snapshots(void)
+{
+	char	   *dir = test_tmpdir("snapshots");
+	wc_db	   *db,
+			   *db2;
+	wc_scan_opts old,
+				now,
+				latest;
+	test_snap	s_old = {.xmax = 21},
+				s_now = {.xmax = 100};
+	wc_err		err;
+	wc_scan    *early = NULL;
+	wc_cell_view c;
+	int			n;
+
+	wc_err_clear(&err);
+	test_horizon = 1;
+	db = open_db_horizon(dir);
+	wc_scan_opts_init(&old);
+	old.tag_visible = snap_visible;
+	old.tag_visible_arg = &s_old;
+	now = old;
+	now.tag_visible_arg = &s_now;
+	wc_scan_opts_init(&latest);
+
+	write_tagged(db, 20, "r1", "q", 1, "v1", false);	/* seen by both */
+	write_tagged(db, 22, "r1", "q", 1, "v2", false);	/* after s_old */
+	write_tagged(db, 23, "r2", "q", 1, "x", false);
+	write_tagged(db, 24, "r2", "q", 0, "", true);		/* r2 deleted after s_old */
+	s_now.running[s_now.nrunning++] = 23;				/* 23 ran when s_now began */
+	EXPECT_SCAN(db, &old, "r1/anchor:q@1=v1;");
+	EXPECT_SCAN(db, &now, "r1/anchor:q@1=v2;");
+	EXPECT_SCAN(db, &latest, "r1/anchor:q@1=v2;");
+
+	/* a writer's cheap question: would the newest state read differently? */
+	{
+		wc_scan    *a = NULL,
+				   *b = NULL;
+
+		CHECK_OK(wc_scan_open(db, &now, &a, &err), &err);
+		CHECK_OK(wc_scan_open(db, &latest, &b, &err), &err);
+		CHECK(!wc_scan_sees_latest(a), "a snapshot that hides a commit sees the latest");
+		CHECK(wc_scan_sees_latest(b), "a scan of the newest state does not see the latest");
+		write_tagged(db, 25, "r9", "q", 1, "later", false);
+		CHECK(!wc_scan_sees_latest(b), "a scan opened before a commit sees the latest");
+		wc_scan_close(a);
+		wc_scan_close(b);
+		write_tagged(db, 26, "r9", "q", 0, "", true);
+	}
+
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	EXPECT_SCAN(db, &old, "r1/anchor:q@1=v1;");
+	EXPECT_SCAN(db, &now, "r1/anchor:q@1=v2;");
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	EXPECT_SCAN(db, &old, "r1/anchor:q@1=v1;");
+	EXPECT_SCAN(db, &now, "r1/anchor:q@1=v2;");
+	EXPECT_SCAN(db, &latest, "r1/anchor:q@1=v2;");
+
+	/* another handle learns it from MANIFEST */
+	db2 = open_db_horizon(dir);
+	EXPECT_SCAN(db2, &old, "r1/anchor:q@1=v1;");
+	EXPECT_SCAN(db2, &now, "r1/anchor:q@1=v2;");
+	wc_db_close(db2);
+
+	/* in progress: seen by nobody, the snapshot is told of it */
+	tag_state[30] = WC_TXN_IN_PROGRESS;
+	write_tagged(db, 30, "r3", "q", 1, "pending", false);
+	s_now.told_in_progress = 0;
+	EXPECT_SCAN(db, &now, "r1/anchor:q@1=v2;");
+	CHECK(s_now.told_in_progress == 1, "told of %d writes in progress, want 1",
+		  s_now.told_in_progress);
+	EXPECT_SCAN(db, &latest, "r1/anchor:q@1=v2;");
+	/* a scan opened before it commits does not see it after */
+	CHECK_OK(wc_scan_open(db, &latest, &early, &err), &err);
+	tag_state[30] = WC_TXN_COMMITTED;
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	for (n = 0; wc_scan_next(early, &c, &err) == 1; n++)
+		CHECK(c.row_len == 2 && memcmp(c.row, "r1", 2) == 0, "an early scan saw row %.*s",
+			  (int) c.row_len, c.row);
+	CHECK(n == 1, "the early scan saw %d cells, want 1", n);
+	wc_scan_close(early);
+	EXPECT_SCAN(db, &latest, "r1/anchor:q@1=v2;r3/anchor:q@1=pending;");
+	EXPECT_SCAN(db, &old, "r1/anchor:q@1=v1;");
+
+	/* the horizon passes them all: a compaction may now drop v1 and r2's cell */
+	test_horizon = 100;
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	{
+		wc_file_info *files = NULL;
+		int			nf = 0;
+		uint64_t	cells = 0;
+
+		CHECK_OK(wc_db_files(db, &files, &nf, &err), &err);
+		for (int i = 0; i < nf; i++)
+			cells += files[i].cells;
+		CHECK(cells == 2, "%llu cells kept after the horizon passed, want 2 (v2 and r3)",
+			  (unsigned long long) cells);
+		wc_file_info_free(files, nf);
+	}
+	EXPECT_SCAN(db, &latest, "r1/anchor:q@1=v2;r3/anchor:q@1=pending;");
+	wc_db_close(db);
+	tag_state[30] = WC_TXN_COMMITTED;
+	test_horizon = 0;
+	test_rmdir(dir);
+}
+
 int
 main(void)
 {
 	t_name = "test_db";
 	test_resolve_failure();
+	test_snapshots();
 	test_published_end();
 	test_webtable();
 	test_deletes_and_retention();

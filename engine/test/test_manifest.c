@@ -84,6 +84,16 @@ make_manifest_ex(wc_manifest *m, int nlogs, int nfiles, uint64_t seed, bool smal
 		}
 		wc_sst_props_clear(&p);
 	}
+	/* format version 2: records a snapshot may not see, with every other count */
+	for (int i = 0; i < (nfiles > 1 ? nfiles / 3 + 1 : 0); i++)
+	{
+		uint64_t	lo = 1 + (test_rand(&rs) >> (test_rand(&rs) % 64));
+
+		wc_err_clear(&err);
+		if (wc_recent_add(&m->recent, 1 + (test_rand(&rs) >> 1), lo, lo + test_rand(&rs) % 1000,
+						  &err) != WC_OK)
+			exit(2);
+	}
 }
 
 static void
@@ -119,8 +129,11 @@ manifest_eq(const wc_manifest *a, const wc_manifest *b)
 {
 	if (a->version != b->version || a->next_file != b->next_file ||
 		a->last_seq != b->last_seq || a->truncate_seq != b->truncate_seq ||
-		a->nlogs != b->nlogs || a->nfiles != b->nfiles)
+		a->nlogs != b->nlogs || a->nfiles != b->nfiles || a->recent.n != b->recent.n)
 		return false;
+	for (int i = 0; i < a->recent.n; i++)
+		if (memcmp(&a->recent.items[i], &b->recent.items[i], sizeof(wc_recent)) != 0)
+			return false;
 	for (int i = 0; i < a->nlogs; i++)
 		if (a->logs[i] != b->logs[i])
 			return false;
@@ -156,7 +169,19 @@ test_roundtrip(void)
 		CHECK_OK(wc_manifest_encode(&a, &buf, &len, &err), &err);
 		CHECK_OK(wc_manifest_decode(buf, len, &b, &err), &err);
 		CHECK(manifest_eq(&a, &b), "%d files: decode(encode(m)) == m", counts[c]);
+		/* without recent records, the format version earlier builds read */
+		CHECK(wc_get_fixed32(buf + 8) == (a.recent.n > 0 ? 2u : 1u),
+			  "%d recent records: format version %u", a.recent.n, wc_get_fixed32(buf + 8));
 		wc_manifest_clear(&b);
+		if (a.recent.n == 0)
+		{
+			/* the same body read as version 2 lacks its count of recent records */
+			wc_put_fixed32(buf + 8, 2);
+			wc_put_fixed32(buf + len - 4, wc_crc32c(buf, len - 4));
+			CHECK(wc_manifest_decode(buf, len, &b, &err) == WC_CORRUPT &&
+				  strstr(err.msg, "nrecent") != NULL, "version 2 without nrecent: %s", err.msg);
+			wc_err_clear(&err);
+		}
 		free(buf);
 
 		CHECK_OK(wc_manifest_write(dir, &a, &err), &err);
@@ -385,11 +410,11 @@ test_malformed(void)
 	CHECK(wc_manifest_decode(img, len, &b, &err) == WC_CORRUPT, "stray byte in body: %s", err.msg);
 
 	/* wrong format version with a correct checksum */
-	wc_put_fixed32(img + 8, 2);
+	wc_put_fixed32(img + 8, 3);
 	len = seal(img, 34);
 	wc_err_clear(&err);
 	CHECK(wc_manifest_decode(img, len, &b, &err) == WC_CORRUPT && strstr(err.msg, "version") != NULL,
-		  "version 2: %s", err.msg);
+		  "version 3: %s", err.msg);
 }
 
 /* Writes m, failing the nth call of kind; returns the write's status. */
