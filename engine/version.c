@@ -750,7 +750,11 @@ version_recent(wc_db *db, wc_version *v, wc_err *err)
 {
 	int			rc = WC_OK;
 
-	if (db->opts.horizon != NULL)
+	bool		any = db->manifest.recent.n > 0;
+
+	for (int i = 0; i < db->nlogs && !any; i++)
+		any = db->logs[i]->recent.n > 0;
+	if (any)					/* the horizon is asked for only then */
 	{
 		uint64_t	horizon = wc_db_horizon(db);
 
