@@ -26,7 +26,7 @@ EXTENSION = widecol_fdw
 DATA = sql/widecol_fdw--1.0.sql
 PGFILEDESC = "widecol_fdw - HBase/Bigtable-style wide-column tables"
 
-REGRESS = basic options types scan pushdown order join modify xact bulk errors functions drop differential
+REGRESS = basic options types scan pushdown order join modify xact bulk errors functions drop differential snapshot
 
 ENGINE_LIB = engine/build/libwidecol_engine.a
 SHLIB_LINK += $(ENGINE_LIB) -llz4

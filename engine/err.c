@@ -43,6 +43,8 @@ wc_code_name(int code)
 			return "handle failed";
 		case WC_CALLBACK:
 			return "callback error";
+		case WC_TOO_OLD:
+			return "snapshot too old";
 	}
 	return "unknown error";
 }

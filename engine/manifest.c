@@ -6,7 +6,8 @@
  *   body     := version: fixed64 | next_file: fixed64 | last_seq: fixed64
  *               | truncate_seq: fixed64 | nlogs: varint32 | log: fixed64{nlogs}
  *               | nfiles: varint32 | file{nfiles}
- *               [ | nrecent: varint32 | recent{nrecent} ]     (format version 2)
+ *               [ | nrecent: varint32 | recent{nrecent} | forgotten: fixed64 ]
+ *                                                              (format version 2)
  *   recent   := tag: fixed64 | seq_lo: fixed64 | seq_hi: fixed64
  *   file     := number: fixed64 | level: u8 | family_len: varint32 | family
  *               | cells | tombstones | range_tombstones | distinct_rows | raw_bytes
@@ -103,15 +104,16 @@ wc_manifest_encode(const wc_manifest *m, uint8_t **buf, size_t *len, wc_err *err
 	size_t		total;
 	uint8_t    *out,
 			   *p;
+	bool		v2 = m->recent.n > 0 || m->recent.forgotten != 0;
 
 	*buf = NULL;
 	*len = 0;
 	if (m->nlogs < 0 || m->nfiles < 0 || m->recent.n < 0)
 		return wc_err_set(err, WC_INVALID, "manifest with %d logs, %d files, %d recent records",
 						  m->nlogs, m->nfiles, m->recent.n);
-	if (m->recent.n > 0)
+	if (v2)
 		body += wc_varint_len((uint64_t) m->recent.n) +
-			MANIFEST_RECENT_BYTES * (size_t) m->recent.n;
+			MANIFEST_RECENT_BYTES * (size_t) m->recent.n + 8;
 	for (int i = 0; i < m->nfiles; i++)
 	{
 		const wc_sst_props *pr = &m->files[i].props;
@@ -137,7 +139,7 @@ wc_manifest_encode(const wc_manifest *m, uint8_t **buf, size_t *len, wc_err *err
 		return wc_err_set(err, WC_NOMEM, "out of memory encoding a manifest of %zu bytes", total);
 
 	memcpy(out, manifest_magic, 8);
-	wc_put_fixed32(out + 8, m->recent.n > 0 ? 2 : 1);
+	wc_put_fixed32(out + 8, v2 ? 2 : 1);
 	wc_put_fixed32(out + 12, (uint32_t) body);
 	p = out + MANIFEST_HEADER;
 	wc_put_fixed64(p, m->version);
@@ -151,7 +153,7 @@ wc_manifest_encode(const wc_manifest *m, uint8_t **buf, size_t *len, wc_err *err
 	p = wc_put_varint64(p, (uint64_t) m->nfiles);
 	for (int i = 0; i < m->nfiles; i++)
 		p = put_file(p, &m->files[i]);
-	if (m->recent.n > 0)
+	if (v2)
 	{
 		p = wc_put_varint64(p, (uint64_t) m->recent.n);
 		for (int i = 0; i < m->recent.n; i++, p += MANIFEST_RECENT_BYTES)
@@ -160,6 +162,8 @@ wc_manifest_encode(const wc_manifest *m, uint8_t **buf, size_t *len, wc_err *err
 			wc_put_fixed64(p + 8, m->recent.items[i].seq_lo);
 			wc_put_fixed64(p + 16, m->recent.items[i].seq_hi);
 		}
+		wc_put_fixed64(p, m->recent.forgotten);
+		p += 8;
 	}
 	wc_put_fixed32(p, wc_crc32c(out, (size_t) (p - out)));
 	p += MANIFEST_TRAILER;
@@ -376,6 +380,8 @@ decode_body(cursor *c, uint32_t format, wc_manifest *m)
 								  (unsigned long long) r->tag, (unsigned long long) r->seq_lo,
 								  (unsigned long long) r->seq_hi);
 		}
+		if ((rc = get_fixed64(c, "forgotten", &m->recent.forgotten)) != WC_OK)
+			return rc;
 	}
 	if (c->p != c->end)
 		return wc_err_set(c->err, WC_CORRUPT,
@@ -549,6 +555,8 @@ wc_recent_add(wc_recent_list *l, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
 int
 wc_recent_append(wc_recent_list *dst, const wc_recent_list *src, wc_err *err)
 {
+	if (src->forgotten > dst->forgotten)
+		dst->forgotten = src->forgotten;
 	if (src->n == 0)
 		return WC_OK;
 	if (!wc_array_reserve(&dst->items, &dst->cap, (size_t) dst->n + (size_t) src->n,
@@ -556,6 +564,8 @@ wc_recent_append(wc_recent_list *dst, const wc_recent_list *src, wc_err *err)
 		return wc_err_set(err, WC_NOMEM, "out of memory");
 	memcpy(dst->items + dst->n, src->items, sizeof(wc_recent) * (size_t) src->n);
 	dst->n += src->n;
+	if (src->forgotten > dst->forgotten)
+		dst->forgotten = src->forgotten;
 	return WC_OK;
 }
 
@@ -568,6 +578,32 @@ wc_recent_prune(wc_recent_list *l, uint64_t horizon)
 		if (l->items[i].tag >= horizon)
 			l->items[kept++] = l->items[i];
 	l->n = kept;
+	if (l->forgotten < horizon)
+		l->forgotten = 0;
+}
+
+static int
+tag_cmp(const void *a, const void *b)
+{
+	const wc_recent *x = a,
+			   *y = b;
+
+	return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+void
+wc_recent_bound(wc_recent_list *l, uint32_t max)
+{
+	int			drop;
+
+	if (max == 0 || (uint32_t) l->n <= max)
+		return;
+	drop = l->n - (int) (max - max / 4);
+	qsort(l->items, (size_t) l->n, sizeof(wc_recent), tag_cmp);
+	if (l->items[drop - 1].tag > l->forgotten)
+		l->forgotten = l->items[drop - 1].tag;
+	memmove(l->items, l->items + drop, sizeof(wc_recent) * (size_t) (l->n - drop));
+	l->n -= drop;
 }
 
 uint64_t

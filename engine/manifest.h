@@ -29,13 +29,19 @@ typedef struct wc_recent_list
 	int			n;
 	size_t		cap;
 	wc_recent  *items;
+	uint64_t	forgotten;		/* the highest tag dropped to keep the list bounded
+								 * while the horizon was below it; 0 = none */
 } wc_recent_list;
+
+#define WC_RECENT_MAX_DEFAULT	100000
 
 int			wc_recent_add(wc_recent_list *l, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
 						  wc_err *err);
 int			wc_recent_append(wc_recent_list *dst, const wc_recent_list *src, wc_err *err);
 /* Drops the entries whose tag is below horizon (the horizon passed them). */
 void		wc_recent_prune(wc_recent_list *l, uint64_t horizon);
+/* Over max entries: forgets the oldest tags down to 3/4 of max (l->forgotten). */
+void		wc_recent_bound(wc_recent_list *l, uint32_t max);
 /* The lowest seq_lo of the list, or UINT64_MAX when it is empty. */
 uint64_t	wc_recent_min_seq(const wc_recent_list *l);
 void		wc_recent_clear(wc_recent_list *l);
@@ -57,7 +63,8 @@ typedef struct wc_manifest
 	int			nfiles;
 	wc_manifest_file *files;	/* live sorted files */
 	wc_recent_list recent;		/* records flushed into the files that a snapshot
-								 * may not see yet (format version 2) */
+								 * may not see yet, and the forgotten tag (format
+								 * version 2) */
 } wc_manifest;
 
 /* Reads dir/MANIFEST into *m (caller frees with wc_manifest_clear).  WC_NOT_FOUND

@@ -93,6 +93,8 @@ wc_db_set_options(wc_db *db, const wc_open_opts *opts, wc_err *err)
 		db->opts.bloom_bits_per_key = WC_DEFAULT_BLOOM;
 	if (db->opts.l0_compaction_trigger <= 0)
 		db->opts.l0_compaction_trigger = WC_DEFAULT_L0_TRIGGER;
+	if (db->opts.recent_max == 0)
+		db->opts.recent_max = WC_RECENT_MAX_DEFAULT;
 	wc_db_set_ingest_bytes(db, db->opts.ingest_bytes);
 	return wc_db_set_families(db, opts->families, opts->nfamilies, err);
 }

@@ -539,6 +539,13 @@ exclusions(wc_scan *scan, wc_err *err)
 	const wc_scan_opts *opts = scan->opts;
 	int			cap = v->held.n + (opts->tag_visible ? v->recent.n : 0);
 
+	/* a record it may not see was forgotten: the versions it needs may be gone */
+	if (opts->tag_visible && v->recent.forgotten != 0 &&
+		v->recent.forgotten >= opts->snapshot_min &&
+		v->recent.forgotten >= wc_db_horizon(scan->db))	/* the version may be older */
+		return wc_err_set(err, WC_TOO_OLD,
+						  "the store no longer remembers which writes the snapshot saw (it kept the newest %u committed transactions)",
+						  scan->db->opts.recent_max);
 	if (cap == 0)
 		return WC_OK;
 	if ((scan->excl = malloc(sizeof(wc_seq_range) * (size_t) cap)) == NULL)

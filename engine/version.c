@@ -63,7 +63,10 @@ wc_db_write_manifest(wc_db *db, wc_manifest *m, wc_err *err)
 	m->version++;
 	/* records every snapshot sees by now need not be remembered */
 	if (db->opts.horizon != NULL)
+	{
 		wc_recent_prune(&m->recent, wc_db_horizon(db));
+		wc_recent_bound(&m->recent, db->opts.recent_max);
+	}
 	rc = wc_manifest_write(db->dir, m, err);
 	/* even after a failure: the rename may have happened */
 	wc_db_shared_manifest_bump(db);
@@ -508,6 +511,8 @@ apply_committed(wc_db *db, wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_
 		return rc;
 	if ((rc = apply_payload(db, lm, payload, len, err)) != WC_OK && remember)
 		lm->recent.n--;
+	else if (remember)
+		wc_recent_bound(&lm->recent, db->opts.recent_max);
 	return rc;
 }
 
@@ -750,10 +755,10 @@ version_recent(wc_db *db, wc_version *v, wc_err *err)
 {
 	int			rc = WC_OK;
 
-	bool		any = db->manifest.recent.n > 0;
+	bool		any = db->manifest.recent.n > 0 || db->manifest.recent.forgotten != 0;
 
 	for (int i = 0; i < db->nlogs && !any; i++)
-		any = db->logs[i]->recent.n > 0;
+		any = db->logs[i]->recent.n > 0 || db->logs[i]->recent.forgotten != 0;
 	if (any)					/* the horizon is asked for only then */
 	{
 		uint64_t	horizon = wc_db_horizon(db);

@@ -59,7 +59,8 @@ typedef enum wc_code
 	WC_ABORTED = -7,			/* the interrupt callback asked to stop */
 	WC_NOMEM = -8,
 	WC_FAILED = -9,				/* the handle refused work after an earlier fsync failure */
-	WC_CALLBACK = -10			/* a caller callback reported an error */
+	WC_CALLBACK = -10,			/* a caller callback reported an error */
+	WC_TOO_OLD = -11			/* a scan's snapshot needs versions no longer kept */
 } wc_code;
 
 typedef struct wc_err
@@ -195,6 +196,14 @@ typedef struct wc_open_opts
 	 */
 	wc_horizon_fn horizon;
 	void	   *horizon_arg;
+	/*
+	 * At most this many committed records are remembered per log and in MANIFEST
+	 * (0 = default 100000; 24 bytes each).  Beyond, the oldest are forgotten, and
+	 * a scan whose snapshot might not have seen one of them fails with WC_TOO_OLD
+	 * (PostgreSQL's "snapshot too old"), so that a transaction left open does not
+	 * make lists grow without bound.
+	 */
+	uint32_t	recent_max;
 	/*
 	 * NULL: changes are not reported.  Reporting is by directory within a
 	 * process: while this handle is open, changes that any handle of the
@@ -350,6 +359,9 @@ typedef struct wc_scan_opts
 	 */
 	wc_tag_visible_fn tag_visible;
 	void	   *tag_visible_arg;
+	/* With tag_visible: every committed tag below this is seen by the snapshot
+	 * (PostgreSQL: its xmin); a scan that needs a forgotten record is WC_TOO_OLD. */
+	uint64_t	snapshot_min;
 } wc_scan_opts;
 
 /* Sets opts to "everything": no ranges, all families, all ts. */

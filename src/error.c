@@ -91,6 +91,15 @@ wcfdw_engine_error(int elevel, int rc, const wc_err *err, const char *action,
 		return;
 	}
 
+	if (rc == WC_TOO_OLD)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_SNAPSHOT_TOO_OLD),
+				 errmsg("snapshot too old"),
+				 errdetail("Foreign table \"%s\": %s.", relname, detail),
+				 errhint("A transaction this old can read the table only while it remembers fewer committed transactions than widecol_fdw.max_remembered_commits.")));
+		return;
+	}
 	switch (rc)
 	{
 		case WC_CORRUPT:

@@ -54,6 +54,7 @@ PG_FUNCTION_INFO_V1(widecol_fdw_validator);
 
 /* widecol_fdw.bulk_write_size, in kB: -1 = never, 0 = every write */
 static int	wcfdw_bulk_write_kb = 4096;
+int			wcfdw_max_remembered_commits = 100000;
 
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
@@ -481,6 +482,13 @@ wcfdw_option_init(void)
 							&wcfdw_bulk_write_kb,
 							4096, -1, INT_MAX / 1024,
 							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol_fdw.max_remembered_commits",
+							"Committed transactions a table remembers for older snapshots.",
+							"A snapshot older than the oldest one forgotten gets \"snapshot too old\" when it reads the table.",
+							&wcfdw_max_remembered_commits,
+							100000, 1000, INT_MAX,
+							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol_fdw");
 }

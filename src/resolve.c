@@ -114,13 +114,22 @@ wcfdw_interrupt(void *arg)
 uint64_t
 wcfdw_horizon(void *arg)
 {
-	TransactionId xid = GetOldestNonRemovableTransactionId(NULL);
+	return wcfdw_full_xid(GetOldestNonRemovableTransactionId(NULL));
+}
+
+/*
+ * wcfdw_full_xid
+ *		xid, which does not follow nextXid (a horizon, a snapshot's xmin), as a
+ *		FullTransactionId of the current or the previous epoch; 0 if not normal
+ */
+uint64_t
+wcfdw_full_xid(TransactionId xid)
+{
 	FullTransactionId next = ReadNextFullTransactionId();
 	uint32		epoch = EpochFromFullTransactionId(next);
 
 	if (!TransactionIdIsNormal(xid))
 		return 0;
-	/* the horizon never follows nextXid: a larger raw value is the last epoch's */
 	if (xid > XidFromFullTransactionId(next) && epoch > 0)
 		epoch--;
 	return U64FromFullTransactionId(FullTransactionIdFromEpochAndXid(epoch, xid));

@@ -266,6 +266,7 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	{
 		ss->opts.tag_visible = wcfdw_tag_visible;
 		ss->opts.tag_visible_arg = &ss->snap;
+		ss->opts.snapshot_min = wcfdw_full_xid(ss->snap.snapshot->xmin);
 		if (ss->snap.serializable)
 			PredicateLockRelation(ss->rel, ss->snap.snapshot);
 	}

@@ -314,6 +314,7 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 	oo.resolve = wcfdw_resolve;
 	oo.interrupt = wcfdw_interrupt;
 	oo.horizon = wcfdw_horizon;
+	oo.recent_max = (uint32) wcfdw_max_remembered_commits;
 	if (s->logged && !s->read_only)
 	{
 		oo.on_change = wcfdw_wal_change;

@@ -1032,6 +1032,8 @@ snap_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err
 	return WC_OK;
 }
 
+static uint32_t open_recent_max;
+
 static wc_db *
 open_db_horizon(const char *dir)
 {
@@ -1046,6 +1048,7 @@ open_db_horizon(const char *dir)
 	o.block_bytes = 512;
 	o.resolve = resolve_tag;
 	o.horizon = horizon_now;
+	o.recent_max = open_recent_max;
 	o.ingest_bytes = open_ingest_bytes ? open_ingest_bytes : SIZE_MAX;
 	wc_err_clear(&err);
 	CHECK_OK(wc_db_open(dir, &o, &db, &err), &err);
@@ -1186,12 +1189,72 @@ test_snapshots(void)
 	test_rmdir(dir);
 }
 
+/*
+ * The lists are bounded: past recent_max the oldest records are forgotten, and
+ * a scan whose snapshot might not have seen one fails with WC_TOO_OLD, in this
+ * process and in another that reads MANIFEST, until the horizon passes them.
+ */
+static void
+test_snapshot_too_old(void)
+{
+	char	   *dir = test_tmpdir("tooold");
+	wc_db	   *db,
+			   *db2;
+	wc_scan_opts old,
+				now;
+	test_snap	s_old = {.xmax = 100},
+				s_now = {.xmax = 1000};
+	wc_scan    *scan = NULL;
+	wc_err		err;
+	char		row[16];
+
+	wc_err_clear(&err);
+	test_horizon = 1;
+	open_recent_max = 8;
+	db = open_db_horizon(dir);
+	wc_scan_opts_init(&old);
+	old.tag_visible = snap_visible;
+	old.tag_visible_arg = &s_old;
+	old.snapshot_min = 99;
+	now = old;
+	now.tag_visible_arg = &s_now;
+	now.snapshot_min = 1000;
+
+	for (int i = 0; i < 20; i++)
+	{
+		snprintf(row, sizeof(row), "r%02d", i);
+		write_tagged(db, 100 + (uint64_t) i, row, "q", 1, "v", false);
+	}
+	/* 20 records, 8 kept at most: the oldest, which s_old does not see, forgotten */
+	CHECK(wc_scan_open(db, &old, &scan, &err) == WC_TOO_OLD, "an old snapshot scanned: %s",
+		  err.msg);
+	wc_err_clear(&err);
+	CHECK_OK(wc_scan_open(db, &now, &scan, &err), &err);
+	wc_scan_close(scan);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	db2 = open_db_horizon(dir);
+	CHECK(wc_scan_open(db2, &old, &scan, &err) == WC_TOO_OLD,
+		  "an old snapshot scanned after a flush: %s", err.msg);
+	wc_err_clear(&err);
+	/* the horizon passes the forgotten ones: nothing is too old any more */
+	test_horizon = 200;
+	CHECK_OK(wc_db_refresh(db2, &err), &err);
+	CHECK_OK(wc_scan_open(db2, &old, &scan, &err), &err);
+	wc_scan_close(scan);
+	wc_db_close(db2);
+	wc_db_close(db);
+	open_recent_max = 0;
+	test_horizon = 0;
+	test_rmdir(dir);
+}
+
 int
 main(void)
 {
 	t_name = "test_db";
 	test_resolve_failure();
 	test_snapshots();
+	test_snapshot_too_old();
 	test_published_end();
 	test_webtable();
 	test_deletes_and_retention();

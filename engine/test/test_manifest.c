@@ -84,7 +84,10 @@ make_manifest_ex(wc_manifest *m, int nlogs, int nfiles, uint64_t seed, bool smal
 		}
 		wc_sst_props_clear(&p);
 	}
-	/* format version 2: records a snapshot may not see, with every other count */
+	/* format version 2: records a snapshot may not see, with every other count, and
+	 * the highest forgotten tag */
+	if (nfiles > 1)
+		m->recent.forgotten = test_rand(&rs);
 	for (int i = 0; i < (nfiles > 1 ? nfiles / 3 + 1 : 0); i++)
 	{
 		uint64_t	lo = 1 + (test_rand(&rs) >> (test_rand(&rs) % 64));
@@ -129,7 +132,8 @@ manifest_eq(const wc_manifest *a, const wc_manifest *b)
 {
 	if (a->version != b->version || a->next_file != b->next_file ||
 		a->last_seq != b->last_seq || a->truncate_seq != b->truncate_seq ||
-		a->nlogs != b->nlogs || a->nfiles != b->nfiles || a->recent.n != b->recent.n)
+		a->nlogs != b->nlogs || a->nfiles != b->nfiles || a->recent.n != b->recent.n ||
+		a->recent.forgotten != b->recent.forgotten)
 		return false;
 	for (int i = 0; i < a->recent.n; i++)
 		if (memcmp(&a->recent.items[i], &b->recent.items[i], sizeof(wc_recent)) != 0)
