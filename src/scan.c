@@ -52,6 +52,8 @@ typedef struct WcFdwScanState
 	WcFdwSnapshotArg snap;		/* the statement's snapshot, for the engine */
 	LOCKMODE	lockmode;		/* row lock on each row returned; NoLock = none */
 	LockWaitPolicy waitpolicy;
+	bool		lock_target;	/* locks for an UPDATE or DELETE of the table,
+								 * not a FOR UPDATE/SHARE */
 
 	wc_scan    *scan;
 	wc_scan_opts opts;
@@ -208,6 +210,7 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 
 		ss->lockmode = linitial_int(lock);
 		ss->waitpolicy = lsecond_int(lock);
+		ss->lock_target = lthird_int(lock);
 	}
 
 	ss->store = wcfdw_store_get(ss->rel);
@@ -399,10 +402,11 @@ wcfdw_lock_row(ForeignScanState *node, WcFdwScanState *ss, const wc_cell_view *c
 	if (IsolationUsesXactSnapshot())
 	{
 		wc_scan_close(point);
+		/* the heap's words: a row lock (FOR UPDATE/SHARE) says "update" either way */
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("could not serialize access due to concurrent %s",
-						found == 1 ? "update" : "delete")));
+						found == 0 && ss->lock_target ? "delete" : "update")));
 	}
 	if (found == 0)
 	{

@@ -404,9 +404,11 @@ wcfdw_row_lock(PlannerInfo *root, RelOptInfo *baserel)
 {
 	LOCKMODE	mode = NoLock;
 	LockWaitPolicy wait = LockWaitBlock;
+	bool		target = false;
 
 	if (bms_is_member(baserel->relid, root->all_result_relids))
 	{
+		target = true;
 		if (root->parse->commandType == CMD_DELETE)
 			mode = AccessExclusiveLock;
 		else if (root->parse->commandType == CMD_UPDATE)
@@ -438,7 +440,7 @@ wcfdw_row_lock(PlannerInfo *root, RelOptInfo *baserel)
 			wait = rc->waitPolicy;
 		}
 	}
-	return list_make2_int(mode, wait);
+	return list_make3_int(mode, wait, target);
 }
 
 static ForeignScan *

@@ -281,7 +281,8 @@ enum WcFdwScanPrivate
 	WCFDW_PRIV_CONDS = 0,		/* integer list: field, kind, field, kind ... */
 	WCFDW_PRIV_ATTRS,			/* integer list of attnums the plan needs */
 	WCFDW_PRIV_LOCK				/* integer list: row lock mode (NoLock = none),
-								 * LockWaitPolicy */
+								 * LockWaitPolicy, 1 if the table is the
+								 * statement's target (UPDATE, DELETE) */
 };
 
 /* scan.c */
