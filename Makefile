@@ -2,7 +2,8 @@
 #
 #   make                 build engine/build/libwidecol_engine.a, then widecol_fdw.so
 #   make install         install the extension (as root)
-#   make installcheck    run the pg_regress suite against a running server
+#   make installcheck    run the pg_regress suite, then the isolation specs, against a
+#                        running server
 #                        (PGHOST, PGPORT, PGUSER as usual)
 
 MODULE_big = widecol_fdw
@@ -28,9 +29,14 @@ PGFILEDESC = "widecol_fdw - HBase/Bigtable-style wide-column tables"
 
 REGRESS = basic options types scan pushdown order join modify xact bulk errors functions drop differential snapshot
 
+# isolation specs (specs/NAME.spec, expected/NAME.out), run after REGRESS by make installcheck;
+# scripts/isolation.sh runs them against an ordinary-table twin first, which must give
+# expected/ exactly (keep this list on one line: that script reads it)
+ISOLATION = iso_visibility iso_statement iso_cursor iso_savepoint iso_increment iso_check_and_mutate iso_update_delete iso_row_locks iso_no_block iso_deadlock iso_timeouts iso_pg_locks iso_ssi_write_skew
+
 ENGINE_LIB = engine/build/libwidecol_engine.a
 SHLIB_LINK += $(ENGINE_LIB) -llz4
-EXTRA_CLEAN = results regression.diffs regression.out
+EXTRA_CLEAN = results regression.diffs regression.out output_iso
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -125,7 +125,7 @@ else
     wc_die "postmaster $pm does not have $(basename "$ASAN_RT") loaded"
 fi
 rm -f regression.diffs regression.out
-timeout -k 10 1500 make --no-print-directory installcheck with_llvm=no 2>&1 | tee "$ASAN_DIR/logs/installcheck.log"
+timeout -k 10 1500 make --no-print-directory installcheck with_llvm=no ISOLATION= 2>&1 | tee "$ASAN_DIR/logs/installcheck.log"
 [ -f regression.diffs ] && cp regression.diffs "$ASAN_DIR/logs/"
 cp "$WC_CLUSTER_DIR/server.log" "$ASAN_DIR/logs/installcheck-server.log"
 wc_cluster_stop

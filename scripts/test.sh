@@ -8,8 +8,10 @@
 #   3. the same under ASan + UBSan:        make -C engine check-asan,
 #      and the fuzz corpus replayed:        make -C engine fuzz-replay
 #   4. builds and installs the extension:  make && make install
-#   5. the pg_regress suite:               make installcheck, against a throw-away cluster
-#   6. the cluster-level tests:            t/run.sh (crash, concurrency)
+#   5. the pg_regress suite:               make installcheck ISOLATION=, against a throw-away cluster
+#   6. the isolation specs:                scripts/isolation.sh: each spec against its ordinary-
+#                                          table twin (must give expected/), then against widecol
+#   7. the cluster-level tests:            t/run.sh (crash, concurrency)
 #
 # Options:
 #   --long      longer soak modes for the t/ tests (WIDECOL_LONG=1)
@@ -18,7 +20,7 @@
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 
 long=
 asan=1
@@ -86,11 +88,12 @@ engine_step() {
     fi
 }
 
-# make installcheck against the running cluster, counted from pg_regress's closing line.
+# make installcheck against the running cluster, counted from pg_regress's closing line (the
+# isolation specs, which make installcheck runs after REGRESS, are a step of their own).
 run_installcheck() {
     local rc line P F
     rm -f regression.diffs regression.out
-    timeout -k 10 1200 make --no-print-directory installcheck PG_CONFIG="$PG_CONFIG" 2>&1 |
+    timeout -k 10 1200 make --no-print-directory installcheck PG_CONFIG="$PG_CONFIG" ISOLATION= 2>&1 |
         tee "$LOGS/installcheck.log"
     rc=${PIPESTATUS[0]}
     # pg_regress prints "All N tests passed." or "M of N tests failed." at the end; when it
@@ -188,7 +191,25 @@ else
     fi
 fi
 
-# --- 6. cluster-level tests
+# --- 6. isolation specs: heap twins (they prove expected/), then widecol
+step "isolation: scripts/isolation.sh"
+if [ -z "$built" ]; then
+    echo "not run: the extension did not build"
+else
+    timeout -k 10 900 bash scripts/isolation.sh 2>&1 | tee "$LOGS/isolation.log"
+    rc=${PIPESTATUS[0]}
+    cp output_iso/heap/regression.diffs "$LOGS/isolation-heap.diffs" 2>/dev/null
+    cp output_iso/widecol/regression.diffs "$LOGS/isolation.diffs" 2>/dev/null
+    for word in isolation-heap isolation; do
+        if parse_counts "$word" "$LOGS/isolation.log"; then
+            record "$word" "$P" "$F" 0 "$(elapsed)"
+        else
+            record "$word" 0 1 0 "scripts/isolation.sh broke: exit status $rc, see $LOGS/isolation.log"
+        fi
+    done
+fi
+
+# --- 7. cluster-level tests
 step "t/: cluster-level tests"
 if [ -z "$built" ]; then
     echo "not run: the extension did not build"
