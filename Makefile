@@ -20,13 +20,14 @@ OBJS = \
 	src/scan.o \
 	src/store.o \
 	src/wal.o \
+	src/wide.o \
 	src/widecol_fdw.o
 
 EXTENSION = widecol_fdw
 DATA = sql/widecol_fdw--1.0.sql
 PGFILEDESC = "widecol_fdw - HBase/Bigtable-style wide-column tables"
 
-REGRESS = basic options types scan pushdown order join modify xact bulk errors functions drop differential snapshot
+REGRESS = basic options types scan pushdown order join modify xact bulk errors functions drop differential snapshot wide
 
 ENGINE_LIB = engine/build/libwidecol_engine.a
 SHLIB_LINK += $(ENGINE_LIB) -llz4
