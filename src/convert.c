@@ -96,6 +96,7 @@ wcfdw_get_columns(Relation rel, WcFdwColumns *cols)
 	int			i;
 
 	memset(cols, 0, sizeof(*cols));
+	wcfdw_wide_get_columns(rel, cols);
 	for (i = 0; i < tupdesc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
@@ -103,6 +104,9 @@ wcfdw_get_columns(Relation rel, WcFdwColumns *cols)
 		int			f;
 
 		if (att->attisdropped)
+			continue;
+		/* a wide table: every column but rowkey maps a cell (wide.c) */
+		if (cols->wide != NULL && strcmp(name, "rowkey") != 0)
 			continue;
 		for (f = 0; f < WCF_NFIELDS; f++)
 			if (strcmp(name, wcfdw_field_names[f]) == 0)
@@ -158,6 +162,20 @@ wcfdw_converter_init(WcFdwConverter *conv, Relation rel)
 	memset(conv, 0, sizeof(*conv));
 	wcfdw_get_columns(rel, &conv->cols);
 	conv->relname = pstrdup(RelationGetRelationName(rel));
+	for (int i = 0; i < conv->cols.nwide; i++)
+	{
+		WcFdwWideColumn *w = &conv->cols.wide[i];
+		Oid			sendfn;
+		Oid			recvfn;
+		bool		isvarlena;
+
+		if (w->repr != WCR_BINARY)
+			continue;
+		getTypeBinaryOutputInfo(w->typid, &sendfn, &isvarlena);
+		getTypeBinaryInputInfo(w->typid, &recvfn, &w->ioparam);
+		fmgr_info(sendfn, &w->send);
+		fmgr_info(recvfn, &w->recv);
+	}
 	if (conv->cols.f[WCF_VALUE].repr == WCR_BINARY)
 	{
 		Oid			typid = conv->cols.f[WCF_VALUE].typid;
@@ -232,7 +250,40 @@ wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field, const uint8 *data, 
 {
 	WcFdwColumn *col = &conv->cols.f[field];
 
-	switch (col->repr)
+	if (col->repr == WCR_NONE || col->repr == WCR_INT8 || col->repr == WCR_TIMESTAMPTZ)
+		elog(ERROR, "unexpected representation %d of column %s", col->repr,
+			 wcfdw_field_names[field]);
+	return wcfdw_value_from_bytes(col->repr, col->typid, col->typmod, &conv->recv,
+								  conv->ioparam, conv->relname, data, len);
+}
+
+/*
+ * wcfdw_value_repr
+ *		How a value of type typid is stored: text, bytea, or the binary form
+ */
+WcFdwRepr
+wcfdw_value_repr(Oid typid)
+{
+	Oid			base = getBaseType(typid);
+
+	if (base == TEXTOID || base == VARCHAROID)
+		return WCR_TEXT;
+	if (base == BYTEAOID)
+		return WCR_BYTEA;
+	return WCR_BINARY;
+}
+
+/*
+ * wcfdw_value_from_bytes
+ *		Value bytes (a tall table's value column, a wide table's cell) as a
+ *		Datum of typid, palloc'd in the current context; recv and ioparam
+ *		for WCR_BINARY
+ */
+Datum
+wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
+					   Oid ioparam, const char *relname, const uint8 *data, size_t len)
+{
+	switch (repr)
 	{
 		case WCR_TEXT:
 			(void) pg_verifymbstr((const char *) data, (int) len, false);
@@ -256,20 +307,19 @@ wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field, const uint8 *data, 
 				buf.len = (int) len;
 				buf.maxlen = (int) len + 1;
 				buf.cursor = 0;
-				result = ReceiveFunctionCall(&conv->recv, &buf, conv->ioparam, col->typmod);
+				result = ReceiveFunctionCall(recv, &buf, ioparam, typmod);
 				if (buf.cursor != buf.len)
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 							 errmsg("incorrect binary data format in a value of foreign table \"%s\"",
-									conv->relname),
+									relname),
 							 errdetail("%d of %d bytes were not used by type %s.",
 									   buf.len - buf.cursor, buf.len,
-									   format_type_be(col->typid))));
+									   format_type_be(typid))));
 				return result;
 			}
 		default:
-			elog(ERROR, "unexpected representation %d of column %s", col->repr,
-				 wcfdw_field_names[field]);
+			elog(ERROR, "unexpected value representation %d", repr);
 	}
 	return (Datum) 0;			/* keep compiler quiet */
 }
@@ -284,7 +334,20 @@ wcfdw_datum_to_bytes(WcFdwConverter *conv, WcFdwField field, Datum d,
 {
 	WcFdwColumn *col = &conv->cols.f[field];
 
-	switch (col->repr)
+	if (col->repr != WCR_TEXT && col->repr != WCR_BYTEA && col->repr != WCR_BINARY)
+		elog(ERROR, "unexpected representation %d of column %s", col->repr,
+			 wcfdw_field_names[field]);
+	wcfdw_value_to_bytes(col->repr, &conv->send, d, data, len);
+}
+
+/*
+ * wcfdw_value_to_bytes
+ *		The bytes a non-null value is stored as; may palloc
+ */
+void
+wcfdw_value_to_bytes(WcFdwRepr repr, FmgrInfo *send, Datum d, const uint8 **data, size_t *len)
+{
+	switch (repr)
 	{
 		case WCR_TEXT:
 		case WCR_BYTEA:
@@ -297,14 +360,13 @@ wcfdw_datum_to_bytes(WcFdwConverter *conv, WcFdwField field, Datum d,
 			}
 		case WCR_BINARY:
 			{
-				bytea	   *b = SendFunctionCall(&conv->send, d);
+				bytea	   *b = SendFunctionCall(send, d);
 
 				*data = (const uint8 *) VARDATA(b);
 				*len = VARSIZE(b) - VARHDRSZ;
 				return;
 			}
 		default:
-			elog(ERROR, "unexpected representation %d of column %s", col->repr,
-				 wcfdw_field_names[field]);
+			elog(ERROR, "unexpected value representation %d", repr);
 	}
 }

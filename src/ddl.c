@@ -21,19 +21,29 @@
  *
  * A second event trigger, on ddl_command_end of CREATE and ALTER FOREIGN
  * TABLE, checks the columns of widecol tables (names and types, see
- * convert.c), so that a table that could never be read is refused when it is
- * defined rather than at its first use.
+ * convert.c; cell options, see wide.c), so that a table that could never be
+ * read is refused when it is defined rather than at its first use.  For a
+ * table with option store it checks the table named and records that the
+ * table depends on it, so that the store's own table cannot be dropped
+ * while another shows its store (DROP ... CASCADE drops both).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/dependency.h"
 #include "catalog/objectaccess.h"
+#include "catalog/pg_depend.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
+#include "access/genam.h"
 #include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_inherits.h"
+#include "utils/fmgroids.h"
 #include "commands/event_trigger.h"
 #include "executor/spi.h"
 #include "foreign/foreign.h"
@@ -99,6 +109,10 @@ wcfdw_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		WcFdwTableOptions opts;
 		char	   *path;
 
+		/* a table that shows another one's store leaves it alone */
+		if (wcfdw_store_owner(objectId, true) != objectId)
+			return;
+
 		wcfdw_get_table_options(objectId, &opts);
 		path = wcfdw_store_path(objectId, opts.directory);
 		wcfdw_store_drop_at_commit(objectId, path);
@@ -125,6 +139,50 @@ widecol_fdw_drop_guard(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("widecol_fdw_drop_guard() must be called as an event trigger")));
 	PG_RETURN_VOID();
+}
+
+/*
+ * wcfdw_forget_store_owner
+ *		Removes the dependency of relid on the table its option store named
+ *		(before one on the table it names now is recorded)
+ *
+ * That is a normal dependency on another widecol table that is not an
+ * inheritance parent of relid.
+ */
+static void
+wcfdw_forget_store_owner(Oid relid)
+{
+	Relation	depRel = table_open(DependRelationId, RowExclusiveLock);
+	ScanKeyData key[3];
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	/* inheritance is a normal dependency too: leave a child's alone */
+	if (has_superclass(relid))
+	{
+		table_close(depRel, RowExclusiveLock);
+		return;
+	}
+
+	ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(RelationRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	ScanKeyInit(&key[2], Anum_pg_depend_objsubid, BTEqualStrategyNumber, F_INT4EQ,
+				Int32GetDatum(0));
+	scan = systable_beginscan(depRel, DependDependerIndexId, true, NULL, 3, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
+
+		if (dep->refclassid == RelationRelationId && dep->deptype == DEPENDENCY_NORMAL &&
+			dep->refobjsubid == 0 &&
+			wcfdw_is_widecol_table(dep->refobjid))
+			CatalogTupleDelete(depRel, &tup->t_self);
+	}
+	systable_endscan(scan);
+	table_close(depRel, RowExclusiveLock);
+	CommandCounterIncrement();
 }
 
 /*
@@ -165,11 +223,26 @@ widecol_fdw_check_columns(PG_FUNCTION_ARGS)
 		Relation	rel;
 		WcFdwColumns cols;
 
+		Oid			owner;
+
 		if (!wcfdw_is_widecol_table(relid))
 			continue;
 		rel = table_open(relid, AccessShareLock);
 		wcfdw_get_columns(rel, &cols);
 		table_close(rel, AccessShareLock);
+
+		/* the table whose store it shows: exists, and cannot go first */
+		owner = wcfdw_store_owner(relid, false);
+		wcfdw_forget_store_owner(relid);
+		if (owner != relid)
+		{
+			ObjectAddress dependent;
+			ObjectAddress referenced;
+
+			ObjectAddressSet(dependent, RelationRelationId, relid);
+			ObjectAddressSet(referenced, RelationRelationId, owner);
+			recordDependencyOn(&dependent, &referenced, DEPENDENCY_NORMAL);
+		}
 	}
 	PG_RETURN_VOID();
 }

@@ -17,6 +17,11 @@
  * A table without a family column writes to its only family; without a
  * qualifier column the qualifier is empty; without a value column the value.
  *
+ * A wide table (wide.c) writes a row's cells instead: INSERT one cell per
+ * non-NULL column, all at the current time; UPDATE the cells of the changed
+ * columns (NULL deletes the cell); DELETE every mapped cell of the row.  Its
+ * rows are identified by the rowkey alone.
+ *
  * UPDATE deletes the old version when its key changes and puts the new one.
  * The puts are applied after all of the statement's deletes (EndForeignModify),
  * so that a statement that shifts versions (SET ts = ts - 1) cannot delete a
@@ -51,6 +56,8 @@ typedef struct WcFdwModifyState
 	CmdType		operation;
 	CommandId	cid;			/* the command id at the start of the statement */
 	AttrNumber	junk[WCF_NFIELDS];	/* in the subplan's tlist, or 0 */
+	AttrNumber	junk_wholerow;	/* wide DELETE ... RETURNING: the old row */
+	Bitmapset  *updated;		/* wide UPDATE: the columns it sets */
 	wc_batch   *deferred;		/* UPDATE: puts applied at the end */
 	MemoryContext tmpcxt;
 	MemoryContextCallback cb;
@@ -70,6 +77,18 @@ widecolAddForeignUpdateTargets(PlannerInfo *root, Index rtindex,
 	int			f;
 
 	wcfdw_get_columns(target_relation, &cols);
+	if (cols.wide != NULL)
+	{
+		/* a wide table's row is its rowkey; RETURNING of a DELETE needs the row */
+		Var		   *var = makeVar(rtindex, cols.f[WCF_ROWKEY].attnum, cols.f[WCF_ROWKEY].typid,
+								  cols.f[WCF_ROWKEY].typmod, cols.f[WCF_ROWKEY].collid, 0);
+
+		add_row_identity_var(root, var, rtindex, wcfdw_junk_names[WCF_ROWKEY]);
+		if (root->parse->returningList != NIL && root->parse->commandType == CMD_DELETE)
+			add_row_identity_var(root, makeWholeRowVar(target_rte, rtindex, 0, false),
+								 rtindex, "wcfdw_wholerow");
+		return;
+	}
 	for (f = WCF_ROWKEY; f <= WCF_TS; f++)
 		if (cols.f[f].attnum == 0)
 			ereport(ERROR,
@@ -130,10 +149,13 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 	{
 		for (f = 0; f < WCF_NFIELDS; f++)
 			ms->junk[f] = ExecFindJunkAttributeInTlist(subplan->targetlist, wcfdw_junk_names[f]);
-		for (f = WCF_ROWKEY; f <= WCF_TS; f++)
+		ms->junk_wholerow = ExecFindJunkAttributeInTlist(subplan->targetlist, "wcfdw_wholerow");
+		for (f = WCF_ROWKEY; f <= (ms->conv.cols.wide ? WCF_ROWKEY : WCF_TS); f++)
 			if (!AttributeNumberIsValid(ms->junk[f]))
 				elog(ERROR, "could not find junk column %s", wcfdw_junk_names[f]);
 	}
+	if (operation == CMD_UPDATE && ms->conv.cols.wide != NULL)
+		ms->updated = ExecGetUpdatedCols(rinfo, estate);
 	ms->store = wcfdw_store_get(ms->rel);
 	wcfdw_store_begin_statement(ms->store, estate);
 	/* a serializable reader of the table before us is in a read-write conflict
@@ -202,6 +224,57 @@ wcfdw_field_bytes(WcFdwModifyState *ms, TupleTableSlot *slot, AttrNumber attno, 
 }
 
 /*
+ * wcfdw_rowkey_from_slot
+ *		The rowkey of a tuple of the table, checked
+ */
+static const uint8 *
+wcfdw_rowkey_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, size_t *len)
+{
+	const uint8 *row;
+
+	row = wcfdw_field_bytes(ms, slot, ms->conv.cols.f[WCF_ROWKEY].attnum, WCF_ROWKEY, len);
+	if (row == NULL)
+		wcfdw_null_error(ms, WCF_ROWKEY);
+	if (*len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rowkey must not be empty in foreign table \"%s\"",
+						RelationGetRelationName(ms->rel))));
+	if (*len > WC_MAX_ROWKEY)
+		wcfdw_size_error(ms, WCF_ROWKEY, *len, WC_MAX_ROWKEY);
+	return row;
+}
+
+/*
+ * wcfdw_wide_insert
+ *		The cells of a new row of a wide table; a row of NULLs has none and
+ *		would not exist, so it is an error
+ */
+static void
+wcfdw_wide_insert(WcFdwModifyState *ms, TupleTableSlot *slot)
+{
+	const uint8 *row;
+	size_t		row_len;
+	int			i;
+	bool		any = false;
+
+	slot_getallattrs(slot);
+	row = wcfdw_rowkey_from_slot(ms, slot, &row_len);
+	for (i = 0; i < ms->conv.cols.nwide; i++)
+		if (!slot->tts_isnull[ms->conv.cols.wide[i].attnum - 1])
+			any = true;
+	if (!any)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("row of wide foreign table \"%s\" has no cell",
+						RelationGetRelationName(ms->rel)),
+				 errdetail("Every column but rowkey is NULL; a row is its cells, so it would not exist."),
+				 errhint("Give at least one column a value.")));
+	wcfdw_wide_put_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid), slot,
+					   row, row_len, wcfdw_now_ms(), NULL, false);
+}
+
+/*
  * wcfdw_cell_from_slot
  *		The cell a tuple of the table describes, checked; true if its ts
  *		was null and is now the current time
@@ -217,16 +290,7 @@ wcfdw_cell_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, wc_cell_view *c
 	memset(c, 0, sizeof(*c));
 	slot_getallattrs(slot);
 
-	c->row = wcfdw_field_bytes(ms, slot, cols->f[WCF_ROWKEY].attnum, WCF_ROWKEY, &c->row_len);
-	if (c->row == NULL)
-		wcfdw_null_error(ms, WCF_ROWKEY);
-	if (c->row_len == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("rowkey must not be empty in foreign table \"%s\"",
-						RelationGetRelationName(ms->rel))));
-	if (c->row_len > WC_MAX_ROWKEY)
-		wcfdw_size_error(ms, WCF_ROWKEY, c->row_len, WC_MAX_ROWKEY);
+	c->row = wcfdw_rowkey_from_slot(ms, slot, &c->row_len);
 
 	if (cols->f[WCF_FAMILY].attnum == 0)
 	{
@@ -361,6 +425,12 @@ widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
+	if (ms->conv.cols.wide != NULL)
+	{
+		wcfdw_wide_insert(ms, slot);
+		MemoryContextSwitchTo(old);
+		return slot;
+	}
 	ts_now = wcfdw_cell_from_slot(ms, slot, &c);
 	wcfdw_put(ms, wcfdw_store_write_batch(ms->store, ms->cid), &c);
 	MemoryContextSwitchTo(old);
@@ -428,6 +498,50 @@ wcfdw_same_bytes(const void *a, size_t alen, const void *b, size_t blen)
 	return alen == blen && memcmp(a, b, alen) == 0;
 }
 
+static wc_batch *
+wcfdw_deferred(WcFdwModifyState *ms)
+{
+	if (ms->deferred == NULL)
+	{
+		ms->deferred = wc_batch_new();
+		if (ms->deferred == NULL)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	return ms->deferred;
+}
+
+/*
+ * wcfdw_wide_update
+ *		UPDATE of a row of a wide table: the changed columns' cells at the
+ *		current time, a NULL deleting the cell; a new rowkey moves the row
+ *		(the old one's cells deleted, the new one's replaced)
+ */
+static void
+wcfdw_wide_update(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *planSlot)
+{
+	const uint8 *old_row;
+	size_t		old_len;
+	const uint8 *row;
+	size_t		row_len;
+	int64		ts = wcfdw_now_ms();
+
+	old_row = wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_ROWKEY], WCF_ROWKEY, &old_len);
+	if (old_row == NULL)
+		elog(ERROR, "rowkey of a row of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
+	slot_getallattrs(slot);
+	row = wcfdw_rowkey_from_slot(ms, slot, &row_len);
+	if (wcfdw_same_bytes(old_row, old_len, row, row_len))
+	{
+		wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts,
+						   ms->updated, true);
+		return;
+	}
+	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid),
+						  old_row, old_len);
+	wcfdw_wide_delete_row(&ms->conv, wcfdw_deferred(ms), row, row_len);
+	wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts, NULL, false);
+}
+
 TupleTableSlot *
 widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 						 TupleTableSlot *planSlot)
@@ -440,6 +554,12 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
+	if (ms->conv.cols.wide != NULL)
+	{
+		wcfdw_wide_update(ms, slot, planSlot);
+		MemoryContextSwitchTo(old);
+		return slot;
+	}
 	wcfdw_key_from_junk(ms, planSlot, &old_key);
 	ts_now = wcfdw_cell_from_slot(ms, slot, &c);
 
@@ -460,6 +580,47 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	return wcfdw_fill_ts(ms, slot, &c, ts_now);
 }
 
+/*
+ * wcfdw_wide_delete
+ *		DELETE of a row of a wide table; slot gets the old row for RETURNING
+ */
+static void
+wcfdw_wide_delete(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *planSlot)
+{
+	const uint8 *row;
+	size_t		row_len;
+
+	row = wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_ROWKEY], WCF_ROWKEY, &row_len);
+	if (row == NULL)
+		elog(ERROR, "rowkey of a row of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
+	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid), row, row_len);
+
+	ExecClearTuple(slot);
+	if (AttributeNumberIsValid(ms->junk_wholerow))
+	{
+		bool		isnull;
+		Datum		d = ExecGetJunkAttribute(planSlot, ms->junk_wholerow, &isnull);
+
+		if (!isnull)
+		{
+			HeapTupleHeader th = DatumGetHeapTupleHeader(d);
+			HeapTupleData tup;
+
+			tup.t_len = HeapTupleHeaderGetDatumLength(th);
+			ItemPointerSetInvalid(&tup.t_self);
+			tup.t_tableOid = RelationGetRelid(ms->rel);
+			tup.t_data = th;
+			MemoryContextSwitchTo(slot->tts_mcxt);
+			ExecForceStoreHeapTuple(heap_copytuple(&tup), slot, true);
+			return;
+		}
+	}
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	slot->tts_values[ms->conv.cols.f[WCF_ROWKEY].attnum - 1] =
+		ExecGetJunkAttribute(planSlot, ms->junk[WCF_ROWKEY], &slot->tts_isnull[ms->conv.cols.f[WCF_ROWKEY].attnum - 1]);
+	ExecStoreVirtualTuple(slot);
+}
+
 TupleTableSlot *
 widecolExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 						 TupleTableSlot *planSlot)
@@ -471,6 +632,12 @@ widecolExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
+	if (ms->conv.cols.wide != NULL)
+	{
+		wcfdw_wide_delete(ms, slot, planSlot);
+		MemoryContextSwitchTo(old);
+		return slot;
+	}
 	wcfdw_key_from_junk(ms, planSlot, &c);
 	wcfdw_delete_version(ms, &c);
 	MemoryContextSwitchTo(old);

@@ -13,6 +13,13 @@
  *		"<family>.max_versions", "<family>.ttl", "<family>.compression"
  *						the same for one family; the table-level ones are the
  *						defaults of every family
+ *		store			the name of another widecol table whose store this
+ *						one shows (a tall and a wide table over one store);
+ *						families and retention are then that table's, and
+ *						none of the options above may be given
+ * Column options:
+ *		cell			'family:qualifier' or 'family:*': the column maps a
+ *						cell, the table is a wide table (wide.c)
  * Server options:
  *		directory		stores live in <directory>/<dboid>_<reloid> instead of
  *						the database directory (superuser only)
@@ -34,6 +41,8 @@
 #include "access/reloptions.h"
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_foreign_table.h"
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
@@ -46,6 +55,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
+#include "utils/regproc.h"
 
 #include "optparse.h"
 #include "widecol_fdw.h"
@@ -58,7 +68,7 @@ int			wcfdw_max_remembered_commits = 100000;
 
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
-static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", "logged", NULL};
+static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", "logged", "store", NULL};
 
 /*
  * wcfdw_parse_families
@@ -226,8 +236,10 @@ wcfdw_invalid_option(const char *name, Oid catalog)
 	const char *valid;
 
 	if (catalog == ForeignTableRelationId)
-		valid = "families, max_versions, ttl, compression, logged, "
+		valid = "families, max_versions, ttl, compression, logged, store, "
 			"\"<family>.max_versions\", \"<family>.ttl\", \"<family>.compression\"";
+	else if (catalog == AttributeRelationId)
+		valid = "cell";
 	else if (catalog == ForeignServerRelationId)
 		valid = "directory";
 	else
@@ -255,6 +267,7 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 	Oid			catalog = PG_GETARG_OID(1);
 	List	   *families = NIL;
 	bool		have_families = false;
+	DefElem    *store = NULL;
 	ListCell   *lc;
 
 	/* first pass: option names, and the families list */
@@ -277,6 +290,24 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 			{
 				families = wcfdw_parse_families(defGetString(def));
 				have_families = true;
+			}
+			if (strcmp(def->defname, "store") == 0)
+			{
+				/* a table name, maybe schema-qualified: 42602 if not one */
+				(void) stringToQualifiedNameList(defGetString(def));
+				store = def;
+			}
+		}
+		else if (catalog == AttributeRelationId)
+		{
+			if (strcmp(def->defname, "cell") == 0)
+			{
+				char	   *fam;
+				char	   *qual;
+				bool		whole;
+
+				wcfdw_wide_parse_spec(defGetString(def), &fam, &qual, &whole);
+				ok = true;
 			}
 		}
 		else if (catalog == ForeignServerRelationId)
@@ -302,11 +333,29 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 			wcfdw_invalid_option(def->defname, catalog);
 	}
 
+	if (catalog == ForeignTableRelationId && store != NULL)
+	{
+		/* the store's own table has the settings of the store */
+		foreach(lc, options)
+		{
+			DefElem    *def = (DefElem *) lfirst(lc);
+
+			if (def != store)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						 errmsg("option \"%s\" cannot be set on a table with option \"store\"",
+								def->defname),
+						 errdetail("The table shows the store of table \"%s\", whose options are those of the store.",
+								   defGetString(store)),
+						 errhint("Set it on table \"%s\".", defGetString(store))));
+		}
+		PG_RETURN_VOID();
+	}
 	if (catalog == ForeignTableRelationId && !have_families)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("option \"families\" is required for a widecol_fdw foreign table"),
-				 errhint("Add OPTIONS (families 'f1,f2') naming the column families.")));
+				 errhint("Add OPTIONS (families 'f1,f2') naming the column families, or OPTIONS (store 'table') to show the store of another widecol table.")));
 
 	/* second pass: values */
 	foreach(lc, options)
@@ -363,7 +412,8 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 void
 wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 {
-	ForeignTable *table = GetForeignTable(relid);
+	Oid			owner = wcfdw_store_owner(relid, false);
+	ForeignTable *table = GetForeignTable(owner);
 	ForeignServer *server = GetForeignServer(table->serverid);
 	List	   *names = NIL;
 	uint32		max_versions = WCFDW_DEFAULT_MAX_VERSIONS;
@@ -374,6 +424,7 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 
 	memset(opts, 0, sizeof(*opts));
 	opts->logged = true;
+	opts->store_relid = owner;
 	foreach(lc, server->options)
 	{
 		DefElem    *def = (DefElem *) lfirst(lc);
@@ -400,7 +451,7 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 	if (names == NIL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
-				 errmsg("foreign table \"%s\" has no option \"families\"", get_rel_name(relid))));
+				 errmsg("foreign table \"%s\" has no option \"families\"", get_rel_name(owner))));
 
 	opts->nfamilies = list_length(names);
 	opts->families = palloc0(sizeof(wc_family_opts) * opts->nfamilies);
@@ -432,6 +483,65 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 		else
 			opts->families[i].compression = wcfdw_parse_compression(def->defname, defGetString(def));
 	}
+}
+
+/*
+ * wcfdw_store_owner
+ *		The table whose store relid shows: relid itself, or the table its
+ *		option store names (InvalidOid if that one is missing and missing_ok)
+ *
+ * The name is looked up at every use, as a view's would not be: after a
+ * RENAME of that table the option must be changed too.  The table named
+ * must be a widecol table with a store of its own.
+ */
+Oid
+wcfdw_store_owner(Oid relid, bool missing_ok)
+{
+	ForeignTable *table = GetForeignTable(relid);
+	const char *name = NULL;
+	ListCell   *lc;
+	Oid			owner;
+
+	foreach(lc, table->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "store") == 0)
+			name = defGetString(def);
+	}
+	if (name == NULL)
+		return relid;
+
+	owner = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(name)),
+							 NoLock, true);
+	if (!OidIsValid(owner))
+	{
+		if (missing_ok)
+			return InvalidOid;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table \"%s\" named by option \"store\" of foreign table \"%s\" does not exist",
+						name, get_rel_name(relid)),
+				 errhint("Option store names the widecol table whose store this one shows; after a RENAME of that table, change the option.")));
+	}
+	if (owner == relid || !wcfdw_is_widecol_table(owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("option \"store\" of foreign table \"%s\" must name another widecol_fdw table",
+						get_rel_name(relid)),
+				 errdetail("\"%s\" is not one.", name)));
+	foreach(lc, GetForeignTable(owner)->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "store") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("option \"store\" of foreign table \"%s\" names table \"%s\", which shows the store of another table",
+							get_rel_name(relid), name),
+					 errhint("Name the table that has the store: \"%s\".", defGetString(def))));
+	}
+	return owner;
 }
 
 /*

@@ -55,6 +55,11 @@ typedef struct WcFdwScanState
 	bool		lock_target;	/* locks for an UPDATE or DELETE of the table,
 								 * not a FOR UPDATE/SHARE */
 
+	/* a wide table (wide.c): per cell column */
+	bool	   *wneed;			/* the plan uses its value */
+	bool	   *wread;			/* the scan reads its cells */
+	WcFdwWideReader reader;
+
 	wc_scan    *scan;
 	wc_scan_opts opts;
 	WcFdwScanKeys keys;
@@ -169,6 +174,21 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 	for (i = 0; i < WCF_NFIELDS; i++)
 		if (list_member_int(attrs, ss->conv.cols.f[i].attnum))
 			ss->need[i] = true;
+	if (ss->conv.cols.wide != NULL)
+	{
+		List	   *wide = list_nth(plan->fdw_private, WCFDW_PRIV_WIDE);
+		bool		strict = wide != NIL && linitial_int(wide) != 0;
+
+		/* wide.c: only the needed columns' families when a condition
+		 * needs one of them non-NULL, else all, to know which rows exist */
+		ss->wneed = palloc0(sizeof(bool) * Max(ss->conv.cols.nwide, 1));
+		ss->wread = palloc0(sizeof(bool) * Max(ss->conv.cols.nwide, 1));
+		for (i = 0; i < ss->conv.cols.nwide; i++)
+		{
+			ss->wneed[i] = list_member_int(attrs, ss->conv.cols.wide[i].attnum);
+			ss->wread[i] = strict ? ss->wneed[i] : true;
+		}
+	}
 
 	ss->nconds = list_length(plan->fdw_exprs);
 	ss->conds = palloc0(sizeof(WcFdwCondExec) * Max(ss->nconds, 1));
@@ -199,6 +219,8 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 											ALLOCSET_SMALL_SIZES);
 	ss->tuplecxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw tuple",
 										 ALLOCSET_DEFAULT_SIZES);
+	if (ss->wneed)
+		wcfdw_wide_reader_init(&ss->reader, &ss->conv, ss->wneed, estate->es_query_cxt);
 	ss->range_in_use = -1;
 	ss->curcid = estate->es_snapshot ? estate->es_snapshot->curcid : GetCurrentCommandId(false);
 	ss->snap.snapshot = estate->es_snapshot;
@@ -260,6 +282,10 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	ss->opts.nqual_prefixes = ss->keys.nqual_prefixes;
 	ss->opts.ts_min = ss->keys.ts_min;
 	ss->opts.ts_max = ss->keys.ts_max;
+	if (ss->wread)
+		wcfdw_wide_scan_cells(&ss->conv.cols, ss->wread, ss->keycxt,
+							  (wc_slice **) &ss->opts.families, &ss->opts.nfamilies,
+							  (wc_slice **) &ss->opts.quals, &ss->opts.nquals);
 	ss->opts.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
 	pending = wcfdw_store_visible_batches(ss->store, ss->curcid, &npending);
 	ss->opts.pending = pending;
@@ -284,6 +310,8 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	}
 	wcfdw_store_scan_opened(ss->store);
 	ss->nopens++;
+	if (ss->wneed)
+		wcfdw_wide_reader_reset(&ss->reader, ss->scan);
 }
 
 /*
@@ -424,6 +452,152 @@ wcfdw_lock_row(ForeignScanState *node, WcFdwScanState *ss, const wc_cell_view *c
 	return WCFDW_ROW_NEWER;
 }
 
+/*
+ * wcfdw_lock_wide_row
+ *		Locks the row of a wide table the scan just read (rowkey row, in
+ *		slot), and finds its newest committed version
+ *
+ * As wcfdw_lock_row, for a row that is a rowkey: the lock's tag is a hash of
+ * the rowkey alone (on the table that has the store, so that two tables
+ * showing one store lock the same rows), and the row read again is the
+ * row's cells that the scan reads, newest committed.  The row is the same
+ * if it is made of the same cell versions (the reader's fingerprint).
+ */
+static WcFdwLockResult
+wcfdw_lock_wide_row(WcFdwScanState *ss, const uint8 *row, size_t row_len,
+					TupleTableSlot *slot)
+{
+	LOCKTAG		tag;
+	uint64		h;
+	wc_scan_opts o;
+	wc_key_range range;
+	wc_scan    *point = NULL;
+	WcFdwWideReader pr;
+	int			natts = slot->tts_tupleDescriptor->natts;
+	Datum	   *values;
+	bool	   *isnull;
+	const uint8 *prow;
+	size_t		prow_len;
+	wc_err		err;
+	int			rc,
+				found;
+	MemoryContext old;
+
+	h = hash_bytes_extended(row, (int) row_len, 0);
+	SET_LOCKTAG_TUPLE(tag, MyDatabaseId, ss->store->relid, (BlockNumber) h,
+					  (OffsetNumber) (h >> 32));
+	if (LockAcquire(&tag, ss->lockmode, false,
+					ss->waitpolicy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
+	{
+		if (ss->waitpolicy == LockWaitSkip)
+			return WCFDW_ROW_SKIPPED;
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not obtain lock on row in relation \"%s\"",
+						RelationGetRelationName(ss->rel))));
+	}
+
+	wcfdw_store_refresh(ss->store);
+	if (wc_scan_sees_latest(ss->scan))
+		return WCFDW_ROW_SAME;
+
+	old = MemoryContextSwitchTo(ss->tuplecxt);
+	o = ss->opts;
+	range.start = row;
+	range.start_len = row_len;
+	range.start_bound = WC_INCLUSIVE;
+	range.stop = row;
+	range.stop_len = row_len;
+	range.stop_bound = WC_INCLUSIVE;
+	o.ranges = &range;
+	o.nranges = 1;
+	o.tag_visible = NULL;		/* the newest committed, and our own */
+	o.tag_visible_arg = NULL;
+	o.snapshot_min = 0;
+	wc_err_clear(&err);
+	rc = wc_scan_open(ss->store->db, &o, &point, &err);
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+	wcfdw_wide_reader_init(&pr, &ss->conv, ss->wneed, ss->tuplecxt);
+	wcfdw_wide_reader_reset(&pr, point);
+	values = palloc(sizeof(Datum) * natts);
+	isnull = palloc(sizeof(bool) * natts);
+	wc_err_clear(&err);
+	PG_TRY();
+	{
+		found = wcfdw_wide_next_row(&pr, values, isnull, natts, &prow, &prow_len, &err);
+	}
+	PG_FINALLY();
+	{
+		wc_scan_close(point);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	if (found < 0)
+		wcfdw_engine_error(ERROR, found, &err, "scan", ss->store->relname);
+	if (found == 1 && pr.fingerprint == ss->reader.fingerprint)
+		return WCFDW_ROW_SAME;
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to concurrent %s",
+						found == 0 && ss->lock_target ? "delete" : "update")));
+	if (found == 0)
+		return WCFDW_ROW_GONE;
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, values, sizeof(Datum) * natts);
+	memcpy(slot->tts_isnull, isnull, sizeof(bool) * natts);
+	ExecStoreVirtualTuple(slot);
+	return WCFDW_ROW_NEWER;
+}
+
+/*
+ * wcfdw_iterate_wide
+ *		IterateForeignScan of a wide table: one row per rowkey
+ */
+static TupleTableSlot *
+wcfdw_iterate_wide(ForeignScanState *node, WcFdwScanState *ss, TupleTableSlot *slot)
+{
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	const uint8 *row;
+	size_t		row_len;
+	wc_err		err;
+	MemoryContext old;
+	int			rc;
+
+	for (;;)
+	{
+		MemoryContextReset(ss->tuplecxt);
+		wc_err_clear(&err);
+		old = MemoryContextSwitchTo(ss->tuplecxt);
+		rc = wcfdw_wide_next_row(&ss->reader, slot->tts_values, slot->tts_isnull,
+								 slot->tts_tupleDescriptor->natts, &row, &row_len, &err);
+		MemoryContextSwitchTo(old);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+		if (rc == 0)
+			return ExecClearTuple(slot);
+		ExecStoreVirtualTuple(slot);
+		if (ss->lockmode == NoLock)
+			return slot;
+
+		ResetExprContext(econtext);
+		econtext->ecxt_scantuple = slot;
+		if (node->ss.ps.qual != NULL && !ExecQual(node->ss.ps.qual, econtext))
+			continue;
+		switch (wcfdw_lock_wide_row(ss, row, row_len, slot))
+		{
+			case WCFDW_ROW_SAME:
+			case WCFDW_ROW_NEWER:
+				return slot;
+			case WCFDW_ROW_GONE:
+			case WCFDW_ROW_SKIPPED:
+				break;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 TupleTableSlot *
 widecolIterateForeignScan(ForeignScanState *node)
 {
@@ -441,6 +615,8 @@ widecolIterateForeignScan(ForeignScanState *node)
 	ExecClearTuple(slot);
 	if (ss->empty)
 		return slot;
+	if (ss->wneed)
+		return wcfdw_iterate_wide(node, ss, slot);
 
 	for (;;)
 	{
@@ -514,6 +690,8 @@ widecolReScanForeignScan(ForeignScanState *node)
 		ss->keys.nranges = keys.nranges;
 		ss->range_in_use = target;
 		ss->empty = false;
+		if (ss->wneed)
+			wcfdw_wide_reader_reset(&ss->reader, ss->scan);
 		return;
 	}
 
@@ -570,6 +748,32 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	wcfdw_explain_field(node, es, WCF_FAMILY, "Families");
 	wcfdw_explain_field(node, es, WCF_QUALIFIER, "Qualifiers");
 	wcfdw_explain_field(node, es, WCF_TS, "Timestamps");
+	if (ss && ss->wread)
+	{
+		StringInfoData buf;
+		wc_slice   *fams;
+		wc_slice   *quals;
+		int			nfams,
+					nquals,
+					i;
+
+		/* the families the scan reads, and its qualifier filter */
+		wcfdw_wide_scan_cells(&ss->conv.cols, ss->wread, CurrentMemoryContext,
+							  &fams, &nfams, &quals, &nquals);
+		initStringInfo(&buf);
+		for (i = 0; i < nfams; i++)
+			appendStringInfo(&buf, "%s%.*s", i ? ", " : "", (int) fams[i].len,
+							 (const char *) fams[i].data);
+		ExplainPropertyText("Cell families", buf.data, es);
+		if (nquals > 0)
+		{
+			resetStringInfo(&buf);
+			for (i = 0; i < nquals; i++)
+				appendStringInfo(&buf, "%s'%.*s'", i ? ", " : "", (int) quals[i].len,
+								 (const char *) quals[i].data);
+			ExplainPropertyText("Cell qualifiers", buf.data, es);
+		}
+	}
 
 	if (es->analyze && ss && ss->keycxt)
 	{
@@ -626,6 +830,8 @@ wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 	wc_scan    *scan = NULL;
 	wc_cell_view cell;
 	wc_err		err;
+	bool	   *wneed = NULL;
+	WcFdwWideReader reader;
 	double		seen = 0;
 	double		rowstoskip = -1;
 	int			numrows = 0;
@@ -639,25 +845,49 @@ wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 	reservoir_init_selection_state(&rstate, targrows);
 
 	wc_scan_opts_init(&opts);
+	if (conv.cols.wide != NULL)
+	{
+		/* a wide table's rows: every column, from every mapped cell */
+		wneed = palloc(sizeof(bool) * conv.cols.nwide);
+		memset(wneed, true, sizeof(bool) * conv.cols.nwide);
+		wcfdw_wide_scan_cells(&conv.cols, wneed, CurrentMemoryContext,
+							  (wc_slice **) &opts.families, &opts.nfamilies,
+							  (wc_slice **) &opts.quals, &opts.nquals);
+		wcfdw_wide_reader_init(&reader, &conv, wneed, CurrentMemoryContext);
+	}
 	wc_err_clear(&err);
 	rc = wc_scan_open(store->db, &opts, &scan, &err);
 	wcfdw_check(rc, &err, "scan", store->relname);
 	wcfdw_store_scan_opened(store);
+	if (wneed)
+		wcfdw_wide_reader_reset(&reader, scan);
 
 	PG_TRY();
 	{
 		for (;;)
 		{
 			vacuum_delay_point();
-			rc = wc_scan_next(scan, &cell, &err);
+			MemoryContextReset(tmpcxt);
+			if (wneed)
+			{
+				const uint8 *row;
+				size_t		row_len;
+
+				old = MemoryContextSwitchTo(tmpcxt);
+				rc = wcfdw_wide_next_row(&reader, values, nulls, tupdesc->natts,
+										 &row, &row_len, &err);
+				MemoryContextSwitchTo(old);
+			}
+			else
+				rc = wc_scan_next(scan, &cell, &err);
 			if (rc < 0)
 				wcfdw_engine_error(ERROR, rc, &err, "scan", store->relname);
 			if (rc == 0)
 				break;
 
-			MemoryContextReset(tmpcxt);
 			old = MemoryContextSwitchTo(tmpcxt);
-			wcfdw_cell_to_values(&conv, NULL, &cell, values, nulls, tupdesc->natts);
+			if (!wneed)
+				wcfdw_cell_to_values(&conv, NULL, &cell, values, nulls, tupdesc->natts);
 			MemoryContextSwitchTo(old);
 
 			if (numrows < targrows)
@@ -689,8 +919,9 @@ wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 	*totalrows = seen;
 	*totaldeadrows = 0;
 	ereport(elevel,
-			(errmsg("\"%s\": store contains %.0f cell versions; %d rows in sample",
-					RelationGetRelationName(relation), seen, numrows)));
+			(errmsg("\"%s\": store contains %.0f %s; %d rows in sample",
+					RelationGetRelationName(relation), seen,
+					wneed ? "rows" : "cell versions", numrows)));
 	return numrows;
 }
 

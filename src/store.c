@@ -60,6 +60,7 @@
 
 #include <sys/stat.h>
 
+#include "access/table.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -354,9 +355,25 @@ WcFdwStore *
 wcfdw_store_get(Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
+	Oid			owner = wcfdw_store_owner(relid, false);
 	WcFdwStore *s;
 	bool		found;
 	bool		writable;
+
+	/*
+	 * A table with option store shows the store of another: one entry, one
+	 * handle and one list of pending writes for both, so each sees the
+	 * other's writes of this transaction.  The lock keeps that table from
+	 * being dropped under us.
+	 */
+	if (owner != relid)
+	{
+		Relation	orel = table_open(owner, AccessShareLock);
+
+		s = wcfdw_store_get(orel);
+		table_close(orel, NoLock);
+		return s;
+	}
 
 	s = hash_search(wcfdw_get_hash(), &relid, HASH_ENTER, &found);
 	if (!found)

@@ -59,6 +59,7 @@ typedef struct WcFdwPlanState
 	double		rowkey_points;	/* number of constant rowkeys, or -1 */
 	Selectivity other_sel;		/* of every clause but rowkey/family ones */
 	List	   *attrs;			/* integer list of needed attnums */
+	bool		wide_strict;	/* wide.c: a condition needs a cell column */
 } WcFdwPlanState;
 
 void
@@ -235,6 +236,9 @@ widecolGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntabl
 	else
 		rows = ps->cells * ps->rowkey_sel;
 	rows = Min(rows, ps->cells) * ps->other_sel;
+	/* a wide table's row is a rowkey: its cells per row make one */
+	if (ps->cols.wide != NULL)
+		rows /= ps->cells_per_row;
 
 	baserel->tuples = (double) (all.file_cells + all.mem_cells);
 	baserel->rows = clamp_row_est(rows);
@@ -252,6 +256,16 @@ widecolGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntabl
 			 bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs)))
 			ps->attrs = lappend_int(ps->attrs, att);
 	}
+	for (i = 0; i < ps->cols.nwide; i++)
+	{
+		AttrNumber	att = ps->cols.wide[i].attnum;
+
+		if (bms_is_member(att - FirstLowInvalidHeapAttributeNumber, attrs) ||
+			bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs))
+			ps->attrs = lappend_int(ps->attrs, att);
+	}
+	if (ps->cols.wide != NULL)
+		ps->wide_strict = wcfdw_wide_strict(root, baserel, &ps->cols);
 
 	baserel->fdw_private = ps;
 	table_close(rel, NoLock);
@@ -378,7 +392,8 @@ widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
 		required_outer = bms_del_member(required_outer, baserel->relid);
 		if (bms_is_empty(required_outer))
 			continue;
-		rows = clamp_row_est(Min(ps->cells, ps->cells_per_row) * ps->other_sel);
+		rows = clamp_row_est((ps->cols.wide != NULL ? 1.0 : Min(ps->cells, ps->cells_per_row)) *
+							 ps->other_sel);
 		wcfdw_cost(root, baserel, ps, 1, Min(ps->cells, ps->cells_per_row), nquals + 1,
 				   &startup, &total);
 		add_path(baserel, (Path *)
@@ -467,7 +482,8 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	scan_clauses = extract_actual_clauses(scan_clauses, false);
 
 	return make_foreignscan(tlist, scan_clauses, baserel->relid, fdw_exprs,
-							list_make3(condinfo, ps->attrs, wcfdw_row_lock(root, baserel)),
+							list_make4(condinfo, ps->attrs, wcfdw_row_lock(root, baserel),
+									   list_make1_int(ps->wide_strict)),
 							NIL, NIL, outer_plan);
 }
 

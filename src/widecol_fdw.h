@@ -10,6 +10,8 @@
  *		option.c		validator, table and per-family options, GUCs
  *		optparse.c		option values checked without PostgreSQL (optparse.h)
  *		convert.c		columns of a table, Datum <-> cell bytes
+ *		wide.c			wide tables: columns mapped to cells (option cell),
+ *						rows assembled from cells, rows as cells
  *		pushdown.c		quals the engine can use (planning)
  *		keys.c			those quals evaluated -> ranges, families, qualifiers, time
  *		scan.c			executor scan callbacks, EXPLAIN, ANALYZE sampling
@@ -80,9 +82,35 @@ typedef struct WcFdwColumn
 	WcFdwRepr	repr;
 } WcFdwColumn;
 
+/*
+ * A column of a wide table: OPTIONS (cell 'family:qualifier') maps it to the
+ * newest visible version of one cell, OPTIONS (cell 'family:*') a jsonb
+ * column to every qualifier of a family (wide.c).
+ */
+typedef struct WcFdwWideColumn
+{
+	AttrNumber	attnum;
+	Oid			typid;
+	int32		typmod;
+	char	   *name;			/* column name, for messages */
+	char	   *spec;			/* the option's text, for messages */
+	char	   *family;			/* the declared family name */
+	int			family_index;	/* in the table's (or its store's) families */
+	uint8	   *qual;			/* NULL for a whole family */
+	size_t		qual_len;
+	bool		whole_family;	/* 'family:*', a jsonb column */
+	WcFdwRepr	repr;			/* TEXT, BYTEA or BINARY for one cell */
+	FmgrInfo	send;			/* WCR_BINARY: filled by wcfdw_converter_init */
+	FmgrInfo	recv;
+	Oid			ioparam;
+} WcFdwWideColumn;
+
 typedef struct WcFdwColumns
 {
 	WcFdwColumn f[WCF_NFIELDS];
+	/* a wide table: only f[WCF_ROWKEY] is set, and these (NULL, 0: tall) */
+	WcFdwWideColumn *wide;
+	int			nwide;
 } WcFdwColumns;
 
 extern const char *const wcfdw_field_names[WCF_NFIELDS];
@@ -103,6 +131,12 @@ typedef struct WcFdwConverter
 extern void wcfdw_converter_init(WcFdwConverter *conv, Relation rel);
 extern Datum wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field,
 								  const uint8 *data, size_t len);
+extern Datum wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
+									Oid ioparam, const char *relname,
+									const uint8 *data, size_t len);
+extern void wcfdw_value_to_bytes(WcFdwRepr repr, FmgrInfo *send, Datum d,
+								 const uint8 **data, size_t *len);
+extern WcFdwRepr wcfdw_value_repr(Oid typid);
 extern Datum wcfdw_ts_to_datum(WcFdwConverter *conv, int64 ts);
 extern void wcfdw_datum_to_bytes(WcFdwConverter *conv, WcFdwField field, Datum d,
 								 const uint8 **data, size_t *len);
@@ -118,10 +152,13 @@ typedef struct WcFdwTableOptions
 	wc_family_opts *families;	/* names palloc'd in the caller's context */
 	char	   *directory;		/* server option, or NULL */
 	bool		logged;			/* changes go to PostgreSQL's WAL (wal.c) */
+	Oid			store_relid;	/* the table whose store this one shows: itself,
+								 * or the one its option store names */
 } WcFdwTableOptions;
 
 extern void wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts);
 extern int	wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len);
+extern Oid	wcfdw_store_owner(Oid relid, bool missing_ok);
 extern char *wcfdw_store_path(Oid relid, const char *directory);
 extern void wcfdw_option_init(void);
 extern size_t wcfdw_bulk_write_bytes(void);
@@ -280,10 +317,50 @@ enum WcFdwScanPrivate
 {
 	WCFDW_PRIV_CONDS = 0,		/* integer list: field, kind, field, kind ... */
 	WCFDW_PRIV_ATTRS,			/* integer list of attnums the plan needs */
-	WCFDW_PRIV_LOCK				/* integer list: row lock mode (NoLock = none),
+	WCFDW_PRIV_LOCK,			/* integer list: row lock mode (NoLock = none),
 								 * LockWaitPolicy, 1 if the table is the
 								 * statement's target (UPDATE, DELETE) */
+	WCFDW_PRIV_WIDE				/* integer list: 1 if a condition needs one of
+								 * the needed cell columns non-NULL (wide.c) */
 };
+
+/* wide.c */
+extern void wcfdw_wide_parse_spec(const char *spec, char **family, char **qual,
+								  bool *whole_family);
+extern void wcfdw_wide_get_columns(Relation rel, WcFdwColumns *cols);
+extern bool wcfdw_wide_strict(PlannerInfo *root, RelOptInfo *baserel,
+							  const WcFdwColumns *cols);
+
+/*
+ * Assembles rows of a wide table from a scan's cells (wide.c).  The scan's
+ * cells come in (rowkey, family, qualifier, ts DESC) order; a row is the run
+ * of cells of one rowkey, and holds at least one cell a column maps.
+ */
+typedef struct WcFdwWideReader
+{
+	WcFdwConverter *conv;
+	const bool *need;			/* per wide column: decode its value */
+	wc_scan    *scan;
+	bool		done;			/* the scan has ended */
+	bool		have_next;		/* next: the first cell of the next row */
+	wc_cell_view next;
+	MemoryContext nextcxt;		/* holds next's bytes */
+	uint64		fingerprint;	/* of the cells of the row last returned */
+} WcFdwWideReader;
+
+extern void wcfdw_wide_reader_init(WcFdwWideReader *r, WcFdwConverter *conv,
+								   const bool *need, MemoryContext parent);
+extern void wcfdw_wide_reader_reset(WcFdwWideReader *r, wc_scan *scan);
+extern int	wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull,
+								int natts, const uint8 **row, size_t *row_len, wc_err *err);
+extern void wcfdw_wide_scan_cells(const WcFdwColumns *cols, const bool *read,
+								  MemoryContext cxt, wc_slice **families, int *nfamilies,
+								  wc_slice **quals, int *nquals);
+extern void wcfdw_wide_put_row(WcFdwConverter *conv, wc_batch *b, TupleTableSlot *slot,
+							   const uint8 *row, size_t row_len, int64 ts,
+							   const Bitmapset *only, bool delete_nulls);
+extern void wcfdw_wide_delete_row(WcFdwConverter *conv, wc_batch *b,
+								  const uint8 *row, size_t row_len);
 
 /* scan.c */
 extern void widecolBeginForeignScan(ForeignScanState *node, int eflags);

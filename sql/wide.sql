@@ -1,0 +1,218 @@
+--
+-- wide: wide tables, one SQL row per rowkey (column option cell)
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS widecol_fdw;
+CREATE SERVER IF NOT EXISTS wide FOREIGN DATA WRAPPER widecol_fdw;
+RESET client_min_messages;
+
+CREATE FUNCTION wide_try(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+-- the scores example: grade: (empty qualifier) and the whole family course
+CREATE FOREIGN TABLE scores (
+    rowkey text COLLATE "C",
+    grade  int   OPTIONS (cell 'grade:'),
+    course jsonb OPTIONS (cell 'course:*')
+) SERVER wide OPTIONS (families 'grade,course');
+
+INSERT INTO scores VALUES ('Tom', 5, '{"math": 97, "art": 87}'),
+                          ('Jim', 4, '{"": 80}');
+SELECT * FROM scores ORDER BY rowkey;
+
+-- a tall table over the same store shows the cells, and writes them
+CREATE FOREIGN TABLE scores_cells (
+    rowkey text COLLATE "C", family text, qualifier text, ts bigint, value bytea
+) SERVER wide OPTIONS (store 'scores');
+SELECT rowkey, family, qualifier, value FROM scores_cells;
+-- an older version of Jim's course: (the wide row keeps the newest) and a new row
+INSERT INTO scores_cells VALUES ('Jim', 'course', '', 1, '89'),
+                                ('Ann', 'course', 'bio', NULL, 'A+');
+SELECT * FROM scores ORDER BY rowkey;
+SELECT rowkey, qualifier, ts, convert_from(value, 'UTF8') FROM scores_cells
+ WHERE rowkey = 'Jim' AND family = 'course' AND ts = 1;
+
+-- the jsonb rule: a value that is valid JSON is that JSON, anything else a string
+INSERT INTO scores_cells VALUES
+    ('Eve', 'course', 'a', NULL, '97'),
+    ('Eve', 'course', 'b', NULL, 'A+'),
+    ('Eve', 'course', 'c', NULL, '{"x": [1, 2]}'),
+    ('Eve', 'course', 'd', NULL, '"quoted"'),
+    ('Eve', 'course', 'e', NULL, 'true'),
+    ('Eve', 'course', 'f', NULL, '\x00ff'),
+    ('Eve', 'course', 'g', NULL, ''),
+    ('Eve', 'course', 'h', NULL, 'null');
+SELECT course FROM scores WHERE rowkey = 'Eve';
+-- written back: a string as its text, anything else as its JSON text, null as no cell
+INSERT INTO scores VALUES ('Max', NULL, '{"s": "A+", "n": 1.50, "o": {"k": [true]}, "z": null}');
+SELECT qualifier, convert_from(value, 'UTF8') FROM scores_cells WHERE rowkey = 'Max';
+SELECT course FROM scores WHERE rowkey = 'Max';
+-- a grade written by the tall table as text is not an int's binary form
+INSERT INTO scores_cells VALUES ('Bad', 'grade', '', NULL, 'x');
+SELECT wide_try($$SELECT * FROM scores WHERE rowkey = 'Bad'$$);
+DELETE FROM scores_cells WHERE rowkey = 'Bad';
+
+-- UPDATE writes the changed columns; NULL deletes the cell, jsonb replaces the family
+UPDATE scores SET grade = NULL WHERE rowkey = 'Tom' RETURNING *;
+SELECT family, qualifier FROM scores_cells WHERE rowkey = 'Tom';
+UPDATE scores SET course = '{"math": 99}' WHERE rowkey = 'Tom' RETURNING rowkey, course;
+UPDATE scores SET grade = grade + 1 WHERE grade IS NOT NULL RETURNING rowkey, grade;
+SELECT * FROM scores ORDER BY rowkey;
+-- a new rowkey moves the row
+UPDATE scores SET rowkey = 'Tim' WHERE rowkey = 'Tom';
+SELECT * FROM scores WHERE rowkey IN ('Tom', 'Tim');
+-- DELETE removes the mapped cells of the row
+DELETE FROM scores WHERE rowkey = 'Jim' RETURNING *;
+SELECT count(*) FROM scores_cells WHERE rowkey = 'Jim';
+SELECT * FROM scores ORDER BY rowkey;
+TRUNCATE scores_cells;
+SELECT count(*) FROM scores;
+
+-- users: typed cells, COPY, NULLs, compared with an ordinary table
+CREATE FOREIGN TABLE users (
+    rowkey  text COLLATE "C",
+    name    text        OPTIONS (cell 'info:name'),
+    age     int         OPTIONS (cell 'info:age'),
+    born    date        OPTIONS (cell 'info:born'),
+    score   numeric     OPTIONS (cell 'stats:score'),
+    follows jsonb       OPTIONS (cell 'follows:*')
+) SERVER wide OPTIONS (families 'info,stats,follows');
+CREATE TABLE users_plain (rowkey text COLLATE "C" PRIMARY KEY, name text, age int,
+                          born date, score numeric, follows jsonb);
+INSERT INTO users_plain
+SELECT 'u' || lpad(i::text, 3, '0'),
+       CASE WHEN i % 7 <> 0 THEN 'user ' || i END,
+       CASE WHEN i % 5 <> 0 OR i % 7 = 0 THEN 20 + i % 50 END,
+       CASE WHEN i % 3 = 0 THEN date '2000-01-01' + i END,
+       CASE WHEN i % 4 = 0 THEN i / 8.0 END,
+       CASE WHEN i % 2 = 0 THEN jsonb_build_object('u' || lpad((i + 1)::text, 3, '0'), 1) END
+  FROM generate_series(1, 200) i;
+INSERT INTO users_plain VALUES ('x001', NULL, NULL, NULL, NULL, '{"u001": 2}');
+INSERT INTO users SELECT * FROM users_plain WHERE rowkey < 'u100';
+COPY users FROM stdin;
+u100	user 100	\N	\N	12.5	{"u101": "yes"}
+\.
+INSERT INTO users SELECT * FROM users_plain WHERE rowkey > 'u100';
+UPDATE users_plain SET follows = '{"u101": "yes"}' WHERE rowkey = 'u100';
+SELECT count(*) FROM users;
+SELECT count(*) FROM (SELECT * FROM users EXCEPT SELECT * FROM users_plain) d;
+SELECT count(*) FROM (SELECT * FROM users_plain EXCEPT SELECT * FROM users) d;
+SELECT * FROM users WHERE rowkey IN ('u005', 'u007', 'u035', 'u140') ORDER BY rowkey;
+SELECT count(name), count(age), count(born), count(score), count(follows) FROM users;
+SELECT age, count(*) FROM users WHERE age < 25 GROUP BY age ORDER BY age;
+-- a row whose only cell is in another family still shows in a query of one column
+SELECT rowkey, name FROM users WHERE rowkey = 'x001';
+INSERT INTO users (rowkey) VALUES ('nobody');	-- ERROR: no cell
+
+-- pushdown: rowkey conditions, order, only the families needed
+EXPLAIN (COSTS OFF) SELECT * FROM users WHERE rowkey = 'u010';
+EXPLAIN (COSTS OFF) SELECT * FROM users WHERE rowkey IN ('u010', 'u020');
+EXPLAIN (COSTS OFF) SELECT * FROM users WHERE rowkey >= 'u010' AND rowkey < 'u020';
+EXPLAIN (COSTS OFF) SELECT * FROM users WHERE rowkey LIKE 'u01%';
+EXPLAIN (COSTS OFF) SELECT rowkey, name FROM users ORDER BY rowkey;
+EXPLAIN (COSTS OFF) SELECT name FROM users WHERE name = 'user 10';
+SELECT rowkey, name FROM users WHERE rowkey LIKE 'u01%' ORDER BY rowkey;
+SELECT rowkey FROM users WHERE rowkey >= 'u195' ORDER BY rowkey;
+SELECT name FROM users WHERE name = 'user 10';
+-- the engine's counters: one family of three, one point read
+SELECT widecol_flush('users');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT name FROM users WHERE name IS NOT NULL AND rowkey = 'u010';
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT name, follows FROM users WHERE rowkey = 'u010';
+-- a parameterized nested loop: one point read per outer row
+CREATE TABLE picks (k text COLLATE "C");
+INSERT INTO picks VALUES ('u002'), ('u004'), ('zzz');
+ANALYZE picks;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT p.k, u.name FROM picks p JOIN users u ON u.rowkey = p.k;
+SELECT p.k, u.name FROM picks p JOIN users u ON u.rowkey = p.k ORDER BY p.k;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+ANALYZE users;
+
+-- transactions
+BEGIN;
+INSERT INTO users (rowkey, name) VALUES ('u999', 'temp');
+UPDATE users SET age = NULL WHERE rowkey = 'u001';
+SELECT rowkey, name, age FROM users WHERE rowkey IN ('u001', 'u999') ORDER BY rowkey;
+ROLLBACK;
+SELECT rowkey, name, age FROM users WHERE rowkey IN ('u001', 'u999') ORDER BY rowkey;
+BEGIN;
+DELETE FROM users WHERE rowkey = 'u002';
+SAVEPOINT s;
+DELETE FROM users WHERE rowkey = 'u003';
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT rowkey FROM users WHERE rowkey < 'u005' ORDER BY rowkey;
+SELECT rowkey, name FROM users WHERE rowkey = 'u004' FOR UPDATE;
+
+-- errors: each with its SQLSTATE, nothing created or stored
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell 'nofam:a'))
+                  SERVER wide OPTIONS (families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell 'fa'))
+                  SERVER wide OPTIONS (families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell ':a'))
+                  SERVER wide OPTIONS (families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell 'f:a'), b int)
+                  SERVER wide OPTIONS (families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell 'f:a'),
+                  b text OPTIONS (cell 'f:a')) SERVER wide OPTIONS (families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell 'f:a'),
+                  b jsonb OPTIONS (cell 'f:*')) SERVER wide OPTIONS (families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a text OPTIONS (cell 'f:*'))
+                  SERVER wide OPTIONS (families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text OPTIONS (cell 'f:k'), a int OPTIONS (cell 'f:a'))
+                  SERVER wide OPTIONS (families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (celll 'f:a'))
+                  SERVER wide OPTIONS (families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell 'f:a'))
+                  SERVER wide OPTIONS (store 'scores', families 'f')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell 'f:a'))
+                  SERVER wide OPTIONS (store 'no_such_table')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell 'f:a'))
+                  SERVER wide OPTIONS (store 'users_plain')$$);
+SELECT wide_try($$CREATE FOREIGN TABLE w1 (rowkey text, a int OPTIONS (cell 'grade:'))
+                  SERVER wide OPTIONS (store 'scores_cells')$$);
+SELECT wide_try($$ALTER FOREIGN TABLE users OPTIONS (SET families 'info,follows')$$);
+SELECT wide_try($$ALTER FOREIGN TABLE users ALTER COLUMN age OPTIONS (SET cell 'nofam:x')$$);
+SELECT wide_try($$ALTER FOREIGN TABLE users ADD COLUMN extra text$$);
+SELECT count(*) FROM pg_class WHERE relname = 'w1';
+SELECT wide_try($$INSERT INTO users VALUES ('u500', 'x', 1, NULL, NULL, '[1, 2]')$$);
+SELECT wide_try($$INSERT INTO users VALUES ('u500', 'x', 1, NULL, NULL, '"s"')$$);
+SELECT wide_try($$INSERT INTO users VALUES (NULL, 'x')$$);
+SELECT wide_try($$INSERT INTO users VALUES ('', 'x')$$);
+SELECT wide_try($$UPDATE users SET follows = '3' WHERE rowkey = 'u010'$$);
+SELECT wide_try($$INSERT INTO users (rowkey, name) SELECT 'v' || i, 'ok' FROM generate_series(1, 3) i
+                  UNION ALL SELECT 'v4', NULL$$);
+SELECT count(*) FROM users WHERE rowkey LIKE 'v%' OR rowkey = 'u500';
+SELECT follows FROM users WHERE rowkey = 'u010';
+
+-- the store's own table cannot be dropped while another shows its store
+SELECT wide_try($$DROP FOREIGN TABLE scores$$);
+DROP FOREIGN TABLE scores_cells;
+INSERT INTO scores VALUES ('Kim', 3, NULL);
+SELECT * FROM scores;
+-- a tall table can be the store's own, the wide one shows it
+CREATE FOREIGN TABLE hist (rowkey text COLLATE "C", family text, qualifier text,
+                           ts bigint, value text) SERVER wide OPTIONS (families 'v');
+INSERT INTO hist VALUES ('a', 'v', 'x', 1, 'old'), ('a', 'v', 'x', 2, 'new'), ('b', 'v', 'y', 1, 'why');
+CREATE FOREIGN TABLE hist_wide (rowkey text COLLATE "C", x text OPTIONS (cell 'v:x'),
+                                y text OPTIONS (cell 'v:y')) SERVER wide OPTIONS (store 'hist');
+SELECT * FROM hist_wide ORDER BY rowkey;
+BEGIN;
+UPDATE hist_wide SET x = 'newer' WHERE rowkey = 'a';
+SELECT rowkey, ts > 2 AS now, value FROM hist ORDER BY rowkey, ts;
+ROLLBACK;
+SELECT * FROM hist_wide ORDER BY rowkey;
+DROP FOREIGN TABLE hist CASCADE;
+
+DROP FOREIGN TABLE scores, users;
+DROP TABLE users_plain, picks;
+DROP FUNCTION wide_try(text);

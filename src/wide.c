@@ -1,0 +1,743 @@
+/*-------------------------------------------------------------------------
+ *
+ * wide.c
+ *		  Wide tables: one SQL row per rowkey, columns mapped to cells
+ *
+ * A foreign table with a column option cell is a wide table:
+ *
+ *		rowkey	text (or bytea), matched by name, as in a tall table
+ *		c		any type	OPTIONS (cell 'family:qualifier')
+ *		j		jsonb		OPTIONS (cell 'family:*')
+ *
+ * Every other column needs a cell; a cell names a declared family and no
+ * two columns map the same cell (a 'family:*' column maps every cell of
+ * its family).  Cells are stored exactly as a tall table stores them: the
+ * bytes of a text or bytea value, the binary send/receive form of any other
+ * type (convert.c), so a tall table over the same store shows them.
+ *
+ * Reading.  The scan's cells come in (rowkey, family, qualifier, ts DESC)
+ * order, a cell's versions newest first.  A row is the run of cells of one
+ * rowkey that holds at least one cell some column maps; a column holds the
+ * first (newest visible) version of its cell, NULL if there is none.  A
+ * 'family:*' column holds a jsonb object {"qualifier": value, ...} of the
+ * newest version of every qualifier of the family: the value is the cell's
+ * text parsed as JSON when it is valid JSON (97 -> 97, {"a":1} -> {"a":1},
+ * "\"x\"" -> "x"), else the text as a JSON string (Tom -> "Tom"); bytes
+ * that are not text in the database encoding show as a string "\x<hex>".
+ *
+ * Which families are read.  Whether a rowkey has a row depends on every
+ * mapped cell.  A query that needs only some columns reads only their
+ * families when one of its conditions requires a needed column to be
+ * non-NULL (name = 'x', age > 3, j IS NOT NULL): a row without cells in
+ * those families fails that condition anyway.  Otherwise the families of
+ * every column are read, the values of columns the query does not need
+ * are not decoded.  When no read column maps a whole family, the scan
+ * filters the cells by qualifier as well.
+ *
+ * Writing (modify.c calls these).  A row is put as one cell per non-NULL
+ * column, all with one timestamp; a jsonb object as one cell per key (a
+ * JSON string as its text, any other value as its JSON text, null as no
+ * cell).  An UPDATE writes the changed columns: a NULL deletes the cell
+ * (every version), a 'family:*' column replaces the whole family.  A
+ * DELETE deletes every mapped cell of the row; cells no column maps stay.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/sysattr.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "common/jsonapi.h"
+#include "executor/tuptable.h"
+#include "foreign/foreign.h"
+#include "mb/pg_wchar.h"
+#include "commands/defrem.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "widecol_fdw.h"
+
+/*
+ * wcfdw_wide_parse_spec
+ *		'family:qualifier' or 'family:*' -> its parts (palloc'd); ERROR on
+ *		anything else
+ *
+ * The qualifier is everything after the first colon and may be empty
+ * ('grade:'); '*' alone means the whole family, so a qualifier "*" cannot
+ * be mapped on its own.
+ */
+void
+wcfdw_wide_parse_spec(const char *spec, char **family, char **qual, bool *whole_family)
+{
+	const char *colon = strchr(spec, ':');
+
+	if (colon == NULL || colon == spec)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"cell\": \"%s\"", spec),
+				 errdetail(colon == NULL ? "It has no colon." : "The family name is empty."),
+				 errhint("Give 'family:qualifier' for one cell, or 'family:*' for a whole family in a jsonb column.")));
+	if (colon - spec > WC_MAX_FAMILY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"cell\""),
+				 errdetail("The family name is longer than %d bytes.", WC_MAX_FAMILY)));
+	if (strlen(colon + 1) > WC_MAX_QUALIFIER)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"cell\""),
+				 errdetail("The qualifier is longer than %d bytes.", WC_MAX_QUALIFIER)));
+	*family = pnstrdup(spec, colon - spec);
+	*qual = pstrdup(colon + 1);
+	*whole_family = strcmp(colon + 1, "*") == 0;
+}
+
+/*
+ * wcfdw_wide_get_columns
+ *		cols->wide for a table with cell options (nothing for a tall table);
+ *		ERROR on a column without cell (other than rowkey), a cell of an
+ *		undeclared family, a whole family not in a jsonb column, or a cell
+ *		mapped twice
+ */
+void
+wcfdw_wide_get_columns(Relation rel, WcFdwColumns *cols)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	Oid			relid = RelationGetRelid(rel);
+	const char *relname = RelationGetRelationName(rel);
+	char	  **specs = palloc0(sizeof(char *) * Max(tupdesc->natts, 1));
+	bool		any = false;
+	WcFdwTableOptions topts;
+	int			i,
+				j;
+
+	for (i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+		ListCell   *lc;
+
+		if (att->attisdropped)
+			continue;
+		foreach(lc, GetForeignColumnOptions(relid, att->attnum))
+		{
+			DefElem    *def = lfirst(lc);
+
+			if (strcmp(def->defname, "cell") == 0)
+			{
+				specs[i] = defGetString(def);
+				any = true;
+			}
+		}
+	}
+	if (!any)
+		return;
+
+	wcfdw_get_table_options(relid, &topts);
+	cols->wide = palloc0(sizeof(WcFdwWideColumn) * tupdesc->natts);
+	cols->nwide = 0;
+	for (i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+		const char *name = NameStr(att->attname);
+		WcFdwWideColumn *w;
+		char	   *qual;
+
+		if (att->attisdropped)
+			continue;
+		if (strcmp(name, "rowkey") == 0)
+		{
+			if (specs[i] != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+						 errmsg("column \"rowkey\" of foreign table \"%s\" cannot have option \"cell\"",
+								relname),
+						 errdetail("The rowkey of a wide table is its rows' key, not a cell.")));
+			continue;
+		}
+		if (specs[i] == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+					 errmsg("column \"%s\" of wide foreign table \"%s\" has no option \"cell\"",
+							name, relname),
+					 errhint("In a table with cell options, every column but rowkey maps a cell: OPTIONS (cell 'family:qualifier').")));
+
+		w = &cols->wide[cols->nwide++];
+		w->attnum = att->attnum;
+		w->typid = att->atttypid;
+		w->typmod = att->atttypmod;
+		w->name = pstrdup(name);
+		w->spec = specs[i];
+		wcfdw_wide_parse_spec(specs[i], &w->family, &qual, &w->whole_family);
+		w->family_index = wcfdw_family_index(&topts, w->family, strlen(w->family));
+		if (w->family_index < 0)
+		{
+			StringInfoData fams;
+
+			initStringInfo(&fams);
+			for (j = 0; j < topts.nfamilies; j++)
+				appendStringInfo(&fams, "%s%s", j ? ", " : "", topts.families[j].name);
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cell \"%s\" of column \"%s\" names family \"%s\", which is not declared for foreign table \"%s\"",
+							w->spec, name, w->family, relname),
+					 errhint("The families of the table are: %s.", fams.data)));
+		}
+		/* the declared name: the same memory as every other use */
+		w->family = pstrdup(topts.families[w->family_index].name);
+		if (w->whole_family)
+		{
+			if (getBaseType(w->typid) != JSONBOID)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+						 errmsg("column \"%s\" of foreign table \"%s\" maps a whole family and must be jsonb, not %s",
+								name, relname, format_type_be(w->typid)),
+						 errhint("A 'family:*' column holds a JSON object of the family's qualifiers.")));
+			w->repr = WCR_NONE;
+		}
+		else
+		{
+			w->qual = (uint8 *) qual;
+			w->qual_len = strlen(qual);
+			w->repr = wcfdw_value_repr(w->typid);
+		}
+		for (j = 0; j < cols->nwide - 1; j++)
+		{
+			WcFdwWideColumn *o = &cols->wide[j];
+
+			if (o->family_index != w->family_index)
+				continue;
+			if (o->whole_family || w->whole_family ||
+				(o->qual_len == w->qual_len && memcmp(o->qual, w->qual, w->qual_len) == 0))
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("columns \"%s\" and \"%s\" of foreign table \"%s\" map the same cell",
+								o->name, name, relname),
+						 errdetail("Cells \"%s\" and \"%s\" overlap.", o->spec, w->spec)));
+		}
+	}
+}
+
+/*
+ * wcfdw_wide_strict
+ *		Does a condition of the scan need some cell column non-NULL?
+ *
+ * Then a row without any cell in the families of the needed columns fails
+ * it, and the scan reads only those families.
+ */
+bool
+wcfdw_wide_strict(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols)
+{
+	ListCell   *lc;
+
+	foreach(lc, baserel->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst(lc);
+		ListCell   *lv;
+
+		foreach(lv, find_nonnullable_vars((Node *) ri->clause))
+		{
+			Var		   *v = lfirst(lv);
+			int			i;
+
+			if (!IsA(v, Var) || v->varno != baserel->relid || v->varlevelsup != 0)
+				continue;
+			for (i = 0; i < cols->nwide; i++)
+				if (cols->wide[i].attnum == v->varattno)
+					return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * wcfdw_wide_scan_cells
+ *		The families, and the qualifier filter, of a scan that must see the
+ *		cells of the columns in read[] (palloc'd in cxt)
+ */
+void
+wcfdw_wide_scan_cells(const WcFdwColumns *cols, const bool *read, MemoryContext cxt,
+					  wc_slice **families, int *nfamilies, wc_slice **quals, int *nquals)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	bool		whole = false;
+	int			i,
+				j;
+
+	*families = palloc0(sizeof(wc_slice) * Max(cols->nwide, 1));
+	*quals = palloc0(sizeof(wc_slice) * Max(cols->nwide, 1));
+	*nfamilies = 0;
+	*nquals = 0;
+	for (i = 0; i < cols->nwide; i++)
+	{
+		const WcFdwWideColumn *w = &cols->wide[i];
+		bool		seen = false;
+
+		if (!read[i])
+			continue;
+		for (j = 0; j < *nfamilies; j++)
+			if (strcmp((const char *) (*families)[j].data, w->family) == 0)
+				seen = true;
+		if (!seen)
+		{
+			(*families)[*nfamilies].data = (const uint8_t *) w->family;
+			(*families)[*nfamilies].len = strlen(w->family);
+			(*nfamilies)++;
+		}
+		if (w->whole_family)
+			whole = true;
+		else
+		{
+			(*quals)[*nquals].data = w->qual;
+			(*quals)[*nquals].len = w->qual_len;
+			(*nquals)++;
+		}
+	}
+	if (whole)
+		*nquals = 0;
+	MemoryContextSwitchTo(old);
+}
+
+/* ---------------------------------------------------------------- reading */
+
+void
+wcfdw_wide_reader_init(WcFdwWideReader *r, WcFdwConverter *conv, const bool *need,
+					   MemoryContext parent)
+{
+	memset(r, 0, sizeof(*r));
+	r->conv = conv;
+	r->need = need;
+	r->nextcxt = AllocSetContextCreate(parent, "widecol_fdw wide row", ALLOCSET_SMALL_SIZES);
+}
+
+/* A new scan (or the same one re-seeked): no cell read ahead. */
+void
+wcfdw_wide_reader_reset(WcFdwWideReader *r, wc_scan *scan)
+{
+	r->scan = scan;
+	r->done = false;
+	r->have_next = false;
+	MemoryContextReset(r->nextcxt);
+}
+
+static bool
+wcfdw_bytes_are_text(const uint8 *data, size_t len)
+{
+	return memchr(data, 0, len) == NULL &&
+		pg_verifymbstr((const char *) data, (int) len, true);
+}
+
+/* The bytes as a JSON string: their text, or "\x<hex>" if they are not text. */
+static void
+wcfdw_json_string(StringInfo buf, const uint8 *data, size_t len)
+{
+	if (wcfdw_bytes_are_text(data, len))
+		escape_json(buf, pnstrdup((const char *) data, len));
+	else
+	{
+		char	   *hex = palloc(len * 2 + 3);
+		size_t		k;
+
+		hex[0] = '\\';
+		hex[1] = 'x';
+		for (k = 0; k < len; k++)
+			sprintf(hex + 2 + 2 * k, "%02x", data[k]);
+		hex[2 + 2 * len] = '\0';
+		escape_json(buf, hex);
+	}
+}
+
+/* A cell value in a jsonb column: its text if it is valid JSON, else a string. */
+static void
+wcfdw_json_value(StringInfo buf, const uint8 *data, size_t len)
+{
+	if (wcfdw_bytes_are_text(data, len))
+	{
+		char	   *s = pnstrdup((const char *) data, len);
+		JsonLexContext *lex = makeJsonLexContextCstringLen(s, (int) len,
+														   GetDatabaseEncoding(), true);
+
+		if (pg_parse_json(lex, &nullSemAction) == JSON_SUCCESS)
+		{
+			appendBinaryStringInfo(buf, s, (int) len);
+			return;
+		}
+	}
+	wcfdw_json_string(buf, data, len);
+}
+
+/* The column a cell belongs to, or -1. */
+static int
+wcfdw_wide_column_of(const WcFdwColumns *cols, const wc_cell_view *c)
+{
+	int			i;
+
+	for (i = 0; i < cols->nwide; i++)
+	{
+		const WcFdwWideColumn *w = &cols->wide[i];
+
+		if (strlen(w->family) != c->family_len ||
+			memcmp(w->family, c->family, c->family_len) != 0)
+			continue;
+		if (w->whole_family ||
+			(w->qual_len == c->qual_len && memcmp(w->qual, c->qual, c->qual_len) == 0))
+			return i;
+	}
+	return -1;
+}
+
+static void
+wcfdw_copy_cell(wc_cell_view *to, const wc_cell_view *c, MemoryContext cxt)
+{
+	*to = *c;
+	to->row = MemoryContextAlloc(cxt, Max(c->row_len, 1));
+	memcpy((uint8 *) to->row, c->row, c->row_len);
+	to->family = MemoryContextAlloc(cxt, Max(c->family_len, 1));
+	memcpy((char *) to->family, c->family, c->family_len);
+	to->qual = MemoryContextAlloc(cxt, Max(c->qual_len, 1));
+	memcpy((uint8 *) to->qual, c->qual, c->qual_len);
+	to->val = MemoryContextAlloc(cxt, Max(c->val_len, 1));
+	memcpy((uint8 *) to->val, c->val, c->val_len);
+}
+
+/*
+ * wcfdw_wide_next_row
+ *		The next row: values[] and isnull[] (natts) of the needed columns,
+ *		the rest NULL, and the rowkey bytes; 1, 0 at the end, or a negative
+ *		wc_code (err filled)
+ *
+ * Values, and *row, are palloc'd in the current memory context; the caller
+ * resets it between rows.  r->fingerprint identifies the cell versions the
+ * row was made of (a lock compares it with a re-read).
+ */
+int
+wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
+					const uint8 **row, size_t *row_len, wc_err *err)
+{
+	const WcFdwColumns *cols = &r->conv->cols;
+	uint8	   *cur = NULL;		/* rowkey of the run being read */
+	size_t		cur_len = 0;
+	bool		mapped = false; /* the run has a cell a column maps */
+	bool	   *have = palloc0(sizeof(bool) * Max(cols->nwide, 1));
+	StringInfoData *json = palloc0(sizeof(StringInfoData) * Max(cols->nwide, 1));
+	StringInfoData prevqual;	/* of the last whole-family cell taken */
+	int			prevcol = -1;
+	uint64		fp = 0;
+	int			i;
+
+	initStringInfo(&prevqual);
+	for (;;)
+	{
+		wc_cell_view c;
+		int			col;
+
+		if (r->have_next)
+		{
+			c = r->next;
+			r->have_next = false;
+		}
+		else if (r->done)
+			c.row = NULL;
+		else
+		{
+			int			rc = wc_scan_next(r->scan, &c, err);
+
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+			{
+				r->done = true;
+				c.row = NULL;
+			}
+		}
+
+		/* the end of a run: a row if it had a mapped cell */
+		if (cur != NULL &&
+			(c.row == NULL || c.row_len != cur_len || memcmp(c.row, cur, cur_len) != 0))
+		{
+			if (mapped)
+			{
+				if (c.row != NULL)
+				{
+					MemoryContextReset(r->nextcxt);
+					wcfdw_copy_cell(&r->next, &c, r->nextcxt);
+					r->have_next = true;
+				}
+				break;
+			}
+			/* cells no column maps (a qualifier filter's near misses) */
+			cur = NULL;
+			memset(have, 0, sizeof(bool) * Max(cols->nwide, 1));
+			prevcol = -1;
+			fp = 0;
+		}
+		if (c.row == NULL)
+		{
+			if (cur == NULL || !mapped)
+				return 0;
+			break;
+		}
+		if (cur == NULL)
+		{
+			cur = palloc(Max(c.row_len, 1));
+			memcpy(cur, c.row, c.row_len);
+			cur_len = c.row_len;
+			mapped = false;
+		}
+
+		col = wcfdw_wide_column_of(cols, &c);
+		if (col < 0)
+			continue;
+		mapped = true;
+		if (cols->wide[col].whole_family)
+		{
+			/* a qualifier's older versions follow its newest: skip them */
+			if (prevcol == col && (size_t) prevqual.len == c.qual_len &&
+				memcmp(prevqual.data, c.qual, c.qual_len) == 0)
+				continue;
+			prevcol = col;
+			resetStringInfo(&prevqual);
+			appendBinaryStringInfo(&prevqual, (const char *) c.qual, (int) c.qual_len);
+		}
+		else if (have[col])
+			continue;
+		fp = hash_combine64(fp, c.seq);
+		fp = hash_combine64(fp, hash_bytes_extended(c.qual, (int) c.qual_len, (uint64) col));
+		if (!r->need[col])
+		{
+			have[col] = true;
+			continue;
+		}
+		if (cols->wide[col].whole_family)
+		{
+			StringInfo	j = &json[col];
+
+			if (!have[col])
+			{
+				initStringInfo(j);
+				appendStringInfoChar(j, '{');
+			}
+			else
+				appendStringInfoString(j, ", ");
+			wcfdw_json_string(j, c.qual, c.qual_len);
+			appendStringInfoString(j, ": ");
+			wcfdw_json_value(j, c.val, c.val_len);
+		}
+		else
+		{
+			const WcFdwWideColumn *w = &cols->wide[col];
+
+			values[w->attnum - 1] =
+				wcfdw_value_from_bytes(w->repr, w->typid, w->typmod,
+									   (FmgrInfo *) &w->recv, w->ioparam,
+									   r->conv->relname, c.val, c.val_len);
+		}
+		have[col] = true;
+	}
+
+	/* a row: cur, and what the columns collected */
+	memset(isnull, true, sizeof(bool) * natts);
+	if (cols->f[WCF_ROWKEY].attnum != 0)
+	{
+		AttrNumber	a = cols->f[WCF_ROWKEY].attnum;
+
+		values[a - 1] = wcfdw_value_from_bytes(cols->f[WCF_ROWKEY].repr, cols->f[WCF_ROWKEY].typid,
+											   cols->f[WCF_ROWKEY].typmod, NULL, InvalidOid,
+											   r->conv->relname, cur, cur_len);
+		isnull[a - 1] = false;
+	}
+	for (i = 0; i < cols->nwide; i++)
+	{
+		const WcFdwWideColumn *w = &cols->wide[i];
+
+		if (!have[i] || !r->need[i])
+			continue;
+		if (w->whole_family)
+		{
+			appendStringInfoChar(&json[i], '}');
+			values[w->attnum - 1] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json[i].data));
+		}
+		isnull[w->attnum - 1] = false;
+	}
+	*row = cur;
+	*row_len = cur_len;
+	r->fingerprint = fp;
+	return 1;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+static void
+wcfdw_wide_check(int rc, wc_err *err, const char *relname)
+{
+	wcfdw_check(rc, err, "buffer a write to the", relname);
+}
+
+/* The text a JSON value is stored as: a string's own text, else its JSON text. */
+static char *
+wcfdw_jsonb_value_text(JsonbValue *v, int *len)
+{
+	char	   *s;
+
+	switch (v->type)
+	{
+		case jbvString:
+			*len = v->val.string.len;
+			return v->val.string.val;
+		case jbvNumeric:
+			s = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric)));
+			break;
+		case jbvBool:
+			s = pstrdup(v->val.boolean ? "true" : "false");
+			break;
+		case jbvBinary:
+			s = JsonbToCString(NULL, v->val.binary.data, v->val.binary.len);
+			break;
+		default:
+			elog(ERROR, "unexpected jsonb value type %d", v->type);
+			s = NULL;
+	}
+	*len = (int) strlen(s);
+	return s;
+}
+
+static void
+wcfdw_wide_put_family(WcFdwConverter *conv, wc_batch *b, const WcFdwWideColumn *w,
+					  Datum d, const uint8 *row, size_t row_len, int64 ts)
+{
+	Jsonb	   *jb = DatumGetJsonbP(d);
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	char	   *key = NULL;
+	int			keylen = 0;
+	wc_err		err;
+
+	if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_IS_SCALAR(jb))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("value of column \"%s\" of foreign table \"%s\" must be a JSON object",
+						w->name, conv->relname),
+				 errdetail("Column \"%s\" maps family \"%s\" (cell '%s'): each key is a qualifier.",
+						   w->name, w->family, w->spec)));
+	it = JsonbIteratorInit(&jb->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *val;
+		int			vallen;
+
+		if (tok == WJB_KEY)
+		{
+			key = v.val.string.val;
+			keylen = v.val.string.len;
+			continue;
+		}
+		if (tok != WJB_VALUE || v.type == jbvNull)
+			continue;
+		if (keylen > WC_MAX_QUALIFIER)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("qualifier too long for foreign table \"%s\"", conv->relname),
+					 errdetail("A key of column \"%s\" has %d bytes; the limit is %d.",
+							   w->name, keylen, WC_MAX_QUALIFIER)));
+		val = wcfdw_jsonb_value_text(&v, &vallen);
+		wc_err_clear(&err);
+		wcfdw_wide_check(wc_batch_put(b, w->family, strlen(w->family), row, row_len,
+									  key, keylen, ts, val, vallen, &err),
+						 &err, conv->relname);
+	}
+}
+
+/*
+ * wcfdw_wide_put_row
+ *		The cells of the row in slot, all at ts: of every column, or of the
+ *		columns in only (attnums offset by FirstLowInvalidHeapAttributeNumber,
+ *		as ExecGetUpdatedCols gives them); with delete_nulls a NULL deletes
+ *		the cell (every version) and a whole family is replaced
+ */
+void
+wcfdw_wide_put_row(WcFdwConverter *conv, wc_batch *b, TupleTableSlot *slot,
+				   const uint8 *row, size_t row_len, int64 ts,
+				   const Bitmapset *only, bool delete_nulls)
+{
+	const WcFdwColumns *cols = &conv->cols;
+	int			i;
+
+	slot_getallattrs(slot);
+	for (i = 0; i < cols->nwide; i++)
+	{
+		const WcFdwWideColumn *w = &cols->wide[i];
+		bool		isnull = slot->tts_isnull[w->attnum - 1];
+		Datum		d = slot->tts_values[w->attnum - 1];
+		wc_err		err;
+
+		if (only != NULL &&
+			!bms_is_member(w->attnum - FirstLowInvalidHeapAttributeNumber, only))
+			continue;
+		wc_err_clear(&err);
+		if (delete_nulls && w->whole_family)
+			wcfdw_wide_check(wc_batch_delete_family(b, w->family, strlen(w->family),
+													row, row_len, &err),
+							 &err, conv->relname);
+		else if (delete_nulls && isnull)
+			wcfdw_wide_check(wc_batch_delete_column(b, w->family, strlen(w->family),
+													row, row_len, w->qual, w->qual_len, &err),
+							 &err, conv->relname);
+		if (isnull)
+			continue;
+		if (w->whole_family)
+			wcfdw_wide_put_family(conv, b, w, d, row, row_len, ts);
+		else
+		{
+			const uint8 *data;
+			size_t		len;
+
+			wcfdw_value_to_bytes(w->repr, (FmgrInfo *) &w->send, d, &data, &len);
+			if (len > WC_MAX_VALUE)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("value too long for foreign table \"%s\"", conv->relname),
+						 errdetail("The value of column \"%s\" has %zu bytes; the limit is %zu.",
+								   w->name, len, (size_t) WC_MAX_VALUE)));
+			wc_err_clear(&err);
+			wcfdw_wide_check(wc_batch_put(b, w->family, strlen(w->family), row, row_len,
+										  w->qual, w->qual_len, ts, data, len, &err),
+							 &err, conv->relname);
+		}
+	}
+}
+
+/*
+ * wcfdw_wide_delete_row
+ *		Deletes every mapped cell of the row (every version); cells that no
+ *		column maps stay
+ */
+void
+wcfdw_wide_delete_row(WcFdwConverter *conv, wc_batch *b, const uint8 *row, size_t row_len)
+{
+	const WcFdwColumns *cols = &conv->cols;
+	int			i;
+
+	for (i = 0; i < cols->nwide; i++)
+	{
+		const WcFdwWideColumn *w = &cols->wide[i];
+		wc_err		err;
+
+		wc_err_clear(&err);
+		if (w->whole_family)
+			wcfdw_wide_check(wc_batch_delete_family(b, w->family, strlen(w->family),
+													row, row_len, &err),
+							 &err, conv->relname);
+		else
+			wcfdw_wide_check(wc_batch_delete_column(b, w->family, strlen(w->family),
+													row, row_len, w->qual, w->qual_len, &err),
+							 &err, conv->relname);
+	}
+}
