@@ -27,8 +27,8 @@
 #
 # The heap twin rule: in a line that contains "CREATE FOREIGN TABLE", the clause
 # "SERVER <name>" and the "OPTIONS (...)" after it (no parentheses inside) are removed; then
-# every "FOREIGN TABLE" becomes "TABLE".  So a spec writes each CREATE FOREIGN TABLE on one
-# line, and drops its tables with DROP FOREIGN TABLE; everything else (CREATE EXTENSION,
+# every "FOREIGN TABLE" becomes "TABLE", and a column's OPTIONS (cell '...') (a wide table)
+# is removed.  So a spec writes each CREATE FOREIGN TABLE on one line, and drops its tables with DROP FOREIGN TABLE; everything else (CREATE EXTENSION,
 # CREATE SERVER, functions that call widecol_flush only for a foreign table) stays as it is.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -97,6 +97,7 @@ twin_spec() {
         wc_warn "$in: a CREATE FOREIGN TABLE without its SERVER clause on the same line"; return 1
     fi
     sed -E -e '/CREATE FOREIGN TABLE/ s/ SERVER [A-Za-z_][A-Za-z0-9_]*( OPTIONS \([^()]*\))?//' \
+           -e "/CREATE FOREIGN TABLE/ s/ OPTIONS \(cell '[^']*'\)//g" \
            -e 's/FOREIGN TABLE/TABLE/g' "$in" >"$out" || return 1
     if grep -qE 'FOREIGN TABLE|^[^#]*CREATE TABLE .* SERVER ' "$out"; then
         wc_warn "$in: the twin still names a foreign table or a server: $(grep -nE 'FOREIGN TABLE| SERVER ' "$out" | head -n 2)"
