@@ -29,7 +29,8 @@
 # "SERVER <name>" and the "OPTIONS (...)" after it (no parentheses inside) are removed; then
 # every "FOREIGN TABLE" becomes "TABLE", and a column's OPTIONS (cell '...') (a wide table)
 # is removed.  So a spec writes each CREATE FOREIGN TABLE on one line, and drops its tables
-# with DROP FOREIGN TABLE; everything else (CREATE EXTENSION, CREATE SERVER, functions that call widecol_flush only for a foreign table) stays as it is.
+# with DROP FOREIGN TABLE; everything else (CREATE EXTENSION, CREATE SERVER, functions that
+# call widecol_flush only for a foreign table) stays as it is.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
