@@ -754,7 +754,6 @@ static int
 version_recent(wc_db *db, wc_version *v, wc_err *err)
 {
 	int			rc = WC_OK;
-
 	bool		any = db->manifest.recent.n > 0 || db->manifest.recent.forgotten != 0;
 
 	for (int i = 0; i < db->nlogs && !any; i++)
