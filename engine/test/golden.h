@@ -407,4 +407,23 @@ static const golden_manifest_file golden_manifest_files[] GOLDEN_UNUSED = {
 #define GOLDEN_MANIFEST_LAST_SEQ	999
 #define GOLDEN_MANIFEST_TRUNCATE_SEQ 17
 
+/*
+ * manifest-v2/MANIFEST: format version 2, the MANIFEST above read and written again with
+ * three recent records (DESIGN.md, "Snapshots") and a forgotten tag.
+ */
+#define GOLDEN_MANIFEST_V2_SIZE		433
+#define GOLDEN_MANIFEST_V2_FORGOTTEN	733
+
+static const struct
+{
+	uint64_t	tag,
+				seq_lo,
+				seq_hi;
+}			golden_manifest_v2_recent[] GOLDEN_UNUSED = {
+	{734, 40, 63},
+	{0x123456789ABCDEF0ULL, 1, 1},
+	{1ULL << 62, (1ULL << 62) - 1, (1ULL << 62) - 1},
+};
+
+
 #endif

@@ -536,6 +536,60 @@ bytes_are(const uint8_t *p, size_t len, const char *want, uint32_t want_len)
 }
 
 /*
+ * The golden manifest of format version 2 (test/golden/manifest-v2): its recent records
+ * and forgotten tag are read back, the rest as in version 1, and today's encoder writes
+ * the same image from what was read.
+ */
+static void
+test_golden_v2(void)
+{
+	char		path[4200];
+	FILE	   *fp;
+	uint8_t		raw[GOLDEN_MANIFEST_V2_SIZE + 1];
+	size_t		len = 0;
+	wc_manifest m;
+	wc_err		err;
+	uint8_t    *again = NULL;
+	size_t		again_len = 0;
+	int			rc;
+
+	snprintf(path, sizeof(path), "%s/manifest-v2/MANIFEST", WC_GOLDEN_DIR);
+	if ((fp = fopen(path, "rb")) != NULL)
+	{
+		len = fread(raw, 1, sizeof(raw), fp);
+		fclose(fp);
+	}
+	CHECK(len == GOLDEN_MANIFEST_V2_SIZE, "%s: %zu bytes, expected %d: the golden file changed",
+		  path, len, GOLDEN_MANIFEST_V2_SIZE);
+	CHECK(len >= 12 && wc_get_fixed32(raw + 8) == 2, "format version %u", wc_get_fixed32(raw + 8));
+	wc_err_clear(&err);
+	rc = wc_manifest_read(WC_GOLDEN_DIR "/manifest-v2", &m, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		return;
+	CHECK(m.version == GOLDEN_MANIFEST_VERSION && m.nlogs == (int) GOLDEN_NELEM(golden_manifest_logs) &&
+		  m.nfiles == (int) GOLDEN_NELEM(golden_manifest_files), "version %llu, %d logs, %d files",
+		  (unsigned long long) m.version, m.nlogs, m.nfiles);
+	CHECK(m.recent.n == (int) GOLDEN_NELEM(golden_manifest_v2_recent), "%d recent records",
+		  m.recent.n);
+	for (int i = 0; i < m.recent.n && i < (int) GOLDEN_NELEM(golden_manifest_v2_recent); i++)
+		CHECK(m.recent.items[i].tag == golden_manifest_v2_recent[i].tag &&
+			  m.recent.items[i].seq_lo == golden_manifest_v2_recent[i].seq_lo &&
+			  m.recent.items[i].seq_hi == golden_manifest_v2_recent[i].seq_hi,
+			  "recent record %d: tag %llu seqs %llu..%llu", i,
+			  (unsigned long long) m.recent.items[i].tag,
+			  (unsigned long long) m.recent.items[i].seq_lo,
+			  (unsigned long long) m.recent.items[i].seq_hi);
+	CHECK(m.recent.forgotten == GOLDEN_MANIFEST_V2_FORGOTTEN, "forgotten %llu",
+		  (unsigned long long) m.recent.forgotten);
+	CHECK_OK(wc_manifest_encode(&m, &again, &again_len, &err), &err);
+	CHECK(again != NULL && again_len == len && memcmp(again, raw, len) == 0,
+		  "re-encoded: %zu bytes, not the golden image", again_len);
+	free(again);
+	wc_manifest_clear(&m);
+}
+
+/*
  * The golden MANIFEST: its bytes (size, checksum), every field as golden.h has it,
  * and today's encoder writes the same image from what was read.
  */
@@ -611,6 +665,7 @@ main(void)
 {
 	t_name = "test_manifest";
 	test_golden();
+	test_golden_v2();
 	test_roundtrip();
 	test_damage();
 	test_malformed();
