@@ -39,6 +39,10 @@ EXPLAIN (COSTS OFF) SELECT * FROM pd WHERE rowkey LIKE 'row19%';
 SELECT DISTINCT rowkey FROM pd WHERE rowkey LIKE 'row19%';
 EXPLAIN (COSTS OFF) SELECT * FROM pd WHERE starts_with(rowkey, 'row00');
 SELECT DISTINCT rowkey FROM pd WHERE starts_with(rowkey, 'row00');
+-- ... also as the operator ^@, on rowkey and qualifier
+EXPLAIN (COSTS OFF) SELECT * FROM pd WHERE rowkey ^@ 'row00';
+SELECT DISTINCT rowkey FROM pd WHERE rowkey ^@ 'row00' ORDER BY 1;
+SELECT count(*) FROM pd WHERE rowkey ^@ 'row00' AND qualifier ^@ 'q';
 SELECT DISTINCT rowkey FROM pd WHERE rowkey LIKE 'row1_0';  -- prefix 'row1', rest rechecked
 SELECT DISTINCT rowkey FROM pd WHERE rowkey LIKE 'row\%\_x';  -- escapes: no wildcard at all
 SELECT DISTINCT rowkey FROM pd WHERE rowkey LIKE 'row%\_x';

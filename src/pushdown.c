@@ -19,7 +19,7 @@
  *		= and IN		any deterministic collation: equal text is equal bytes
  *		< <= > >=		bytea, text under a "C" collation, text_pattern_ops
  *						operators: PostgreSQL's order is then byte order
- *		LIKE, starts_with	any deterministic collation: a LIKE pattern
+ *		LIKE, starts_with, ^@	any deterministic collation: a LIKE pattern
  *						'p%' matches exactly the values whose bytes start
  *						with p, which is the byte range [p, p+1)
  *		ts				bigint with int2/int4/int8 values, timestamptz with
@@ -221,6 +221,18 @@ wcfdw_cond_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumn
 		{
 			cond->field = field;
 			cond->kind = WCK_LIKE;
+			cond->expr = (Expr *) right;
+			cond->rinfo = rinfo;
+			return true;
+		}
+
+		/* rowkey ^@ 'p' (starts_with as an operator): the byte range [p, p+1) */
+		if ((field == WCF_ROWKEY || field == WCF_QUALIFIER) && opno == op->opno &&
+			opno == TextPrefixOperator && cols->f[field].repr == WCR_TEXT &&
+			OidIsValid(op->inputcollid) && get_collation_isdeterministic(op->inputcollid))
+		{
+			cond->field = field;
+			cond->kind = WCK_PREFIX;
 			cond->expr = (Expr *) right;
 			cond->rinfo = rinfo;
 			return true;
