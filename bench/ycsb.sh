@@ -371,7 +371,7 @@ PGVER=$(sql -c "SHOW server_version")
         ALLMET=NO
     fi
     echo
-    printf '%-40s %8s %12s %12s %7s\n' "" "" ordinary widecol ratio
+    printf '%-40s %8s %12s %12s %7s  %s\n' "" "" ordinary widecol ratio "(lower is better; no goal)"
     printf '%-40s %8s %12s %12s %6.2fx\n' "load, INSERT ... SELECT (s)" "" "$LOAD_HEAP" "$LOAD_WC" \
         "$(awk -v a="$LOAD_WC" -v b="$LOAD_HEAP" 'BEGIN { print a / b }')"
     printf '%-40s %8s %12s %12s %6.2fx\n' "bytes on disk after the load (MB)" "" "$(mb "$BYTES_HEAP")" "$(mb "$BYTES_WC")" \
