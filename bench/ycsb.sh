@@ -11,7 +11,7 @@
 #   --clients LIST   comma-separated pgbench client counts [1,8]
 #   --workloads LIST which of a,b,c,d,e,f, run in this order [a,b,c,f,d,e: YCSB's suggested order]
 #
-# About 9 minutes with the defaults on a 2-core machine; a quick run (2-3 minutes):
+# 7-8 minutes with the defaults on a 2-core machine; a quick run (about 2 minutes):
 #   bash bench/ycsb.sh --records 20000 --seconds 3 --reps 1
 #
 # Installs what it needs (pgbench), builds the extension from a copy of the tree and installs it
