@@ -59,8 +59,9 @@ fi
 wc_say "building (in a copy of the tree, $SRC) and installing widecol_fdw (log: $BUILDLOG)"
 (WC_ROOT=$SRC; wc_build "$BUILDLOG") || wc_die "the build failed"
 # Others may reinstall the extension while we run (the library is shared by every cluster of
-# this PostgreSQL installation): remember what we installed, and check it before every step.
-SOFILE=$("$PG_CONFIG" --pkglibdir)/widecol_fdw.so
+# this PostgreSQL installation; under WC_DESTDIR for a private one): remember what we
+# installed, and check it before every step.
+SOFILE=${WC_DESTDIR:-}$("$PG_CONFIG" --pkglibdir)/widecol_fdw.so
 SOSUM=$(md5sum <"$SOFILE")
 check_so() {
     [ "$(md5sum <"$SOFILE")" = "$SOSUM" ] ||
