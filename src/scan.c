@@ -315,25 +315,49 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 }
 
 /*
- * wcfdw_row_lock_tag
- *		The lock manager's tag of a row (a cell version) of the table
- *
- * A tuple lock tag of the foreign table, its block and offset a 48-bit hash
- * of (rowkey, family, qualifier, ts): pg_locks shows locktype "tuple" on the
- * table.  Two rows share a lock only if their hashes collide (about one pair
- * in 2^24 of 2^24 rows locked at once): a needless wait, never a missed one.
+ * wcfdw_row_hash
+ *		A hash of a tall table's row (a cell version): (rowkey, family,
+ *		qualifier, ts)
  */
-static void
-wcfdw_row_lock_tag(LOCKTAG *tag, Relation rel, const wc_cell_view *c)
+static uint64
+wcfdw_row_hash(const wc_cell_view *c)
 {
 	uint64		h;
 
 	h = hash_bytes_extended(c->row, (int) c->row_len, 0);
 	h = hash_bytes_extended((const unsigned char *) c->family, (int) c->family_len, h);
 	h = hash_bytes_extended(c->qual, (int) c->qual_len, h);
-	h = hash_bytes_extended((const unsigned char *) &c->ts, sizeof(c->ts), h);
-	SET_LOCKTAG_TUPLE(*tag, MyDatabaseId, RelationGetRelid(rel), (BlockNumber) h,
+	return hash_bytes_extended((const unsigned char *) &c->ts, sizeof(c->ts), h);
+}
+
+/*
+ * wcfdw_acquire_row_lock
+ *		Takes the row lock of the row whose hash is h, in the scan's mode;
+ *		false if SKIP LOCKED skips it
+ *
+ * The lock manager's tag is a tuple lock tag of the table that owns the
+ * store (so that two tables showing one store lock the same rows), its
+ * block and offset 48 bits of the hash: pg_locks shows locktype "tuple" on
+ * that table.  Two rows share a lock only if their hashes collide: a
+ * needless wait, never a missed one.  NOWAIT: 55P03, as for a heap row.
+ */
+static bool
+wcfdw_acquire_row_lock(WcFdwScanState *ss, uint64 h)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_TUPLE(tag, MyDatabaseId, ss->store->relid, (BlockNumber) h,
 					  (OffsetNumber) (h >> 32));
+	if (LockAcquire(&tag, ss->lockmode, false,
+					ss->waitpolicy != LockWaitBlock) != LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	if (ss->waitpolicy == LockWaitSkip)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 errmsg("could not obtain lock on row in relation \"%s\"",
+					RelationGetRelationName(ss->rel))));
+	return false;				/* keep the compiler quiet */
 }
 
 typedef enum WcFdwLockResult
@@ -362,7 +386,6 @@ static WcFdwLockResult
 wcfdw_lock_row(ForeignScanState *node, WcFdwScanState *ss, const wc_cell_view *cell,
 			   TupleTableSlot *slot)
 {
-	LOCKTAG		tag;
 	wc_scan_opts o;
 	wc_key_range range;
 	wc_slice	fam,
@@ -374,17 +397,8 @@ wcfdw_lock_row(ForeignScanState *node, WcFdwScanState *ss, const wc_cell_view *c
 				found;
 	MemoryContext old;
 
-	wcfdw_row_lock_tag(&tag, ss->rel, cell);
-	if (LockAcquire(&tag, ss->lockmode, false,
-					ss->waitpolicy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
-	{
-		if (ss->waitpolicy == LockWaitSkip)
-			return WCFDW_ROW_SKIPPED;
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("could not obtain lock on row in relation \"%s\"",
-						RelationGetRelationName(ss->rel))));
-	}
+	if (!wcfdw_acquire_row_lock(ss, wcfdw_row_hash(cell)))
+		return WCFDW_ROW_SKIPPED;
 
 	/* what committed up to now, and was it anything the snapshot missed? */
 	wcfdw_store_refresh(ss->store);
@@ -467,8 +481,6 @@ static WcFdwLockResult
 wcfdw_lock_wide_row(WcFdwScanState *ss, const uint8 *row, size_t row_len,
 					TupleTableSlot *slot)
 {
-	LOCKTAG		tag;
-	uint64		h;
 	wc_scan_opts o;
 	wc_key_range range;
 	wc_scan    *point = NULL;
@@ -483,19 +495,8 @@ wcfdw_lock_wide_row(WcFdwScanState *ss, const uint8 *row, size_t row_len,
 				found;
 	MemoryContext old;
 
-	h = hash_bytes_extended(row, (int) row_len, 0);
-	SET_LOCKTAG_TUPLE(tag, MyDatabaseId, ss->store->relid, (BlockNumber) h,
-					  (OffsetNumber) (h >> 32));
-	if (LockAcquire(&tag, ss->lockmode, false,
-					ss->waitpolicy != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
-	{
-		if (ss->waitpolicy == LockWaitSkip)
-			return WCFDW_ROW_SKIPPED;
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("could not obtain lock on row in relation \"%s\"",
-						RelationGetRelationName(ss->rel))));
-	}
+	if (!wcfdw_acquire_row_lock(ss, hash_bytes_extended(row, (int) row_len, 0)))
+		return WCFDW_ROW_SKIPPED;
 
 	wcfdw_store_refresh(ss->store);
 	if (wc_scan_sees_latest(ss->scan))
