@@ -18,6 +18,7 @@
 
 set -eo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 CELLS=1000000
 SECONDS_PER_RUN=5
@@ -44,33 +45,7 @@ T0=$(date +%s)
 
 wc_need_packages "${WC_BUILD_PACKAGES[@]}" postgresql-client-$WC_PGVERSION gnuplot-nox
 PGBENCH=$WC_PGBIN/pgbench
-BUILDLOG=$(mktemp /tmp/widecol-bench-build.XXXXXX)
-# Build from a fresh copy of the working tree (its tracked and untracked files, no build
-# outputs), so that objects left in the tree by another kind of build (the sanitizer runs, say)
-# cannot end up in the library we measure.
-SRC=$(mktemp -d /tmp/widecol-bench-src.XXXXXX)
-wc_on_exit "rm -rf '$SRC'"
-if git -C "$WC_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
-    (cd "$WC_ROOT" && git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -xf - -C "$SRC"
-else
-    cp -a "$WC_ROOT/." "$SRC" && make -C "$SRC" clean PG_CONFIG="$PG_CONFIG" >/dev/null 2>&1 &&
-        make -C "$SRC/engine" clean >/dev/null 2>&1
-fi
-wc_say "building (in a copy of the tree, $SRC) and installing widecol_fdw (log: $BUILDLOG)"
-(WC_ROOT=$SRC; wc_build "$BUILDLOG") || wc_die "the build failed"
-# Others may reinstall the extension while we run (the library is shared by every cluster of
-# this PostgreSQL installation; under WC_DESTDIR for a private one): remember what we
-# installed, and check it before every step.
-SOFILE=${WC_DESTDIR:-}$("$PG_CONFIG" --pkglibdir)/widecol_fdw.so
-SOSUM=$(md5sum <"$SOFILE")
-check_so() {
-    [ "$(md5sum <"$SOFILE")" = "$SOSUM" ] ||
-        wc_die "$SOFILE was replaced during the run (another build installed it): run bench/run.sh again"
-}
-ENGINE_COMMIT=$(git -C "$WC_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$WC_ROOT" status --porcelain -- src engine Makefile 2>/dev/null)" ]; then
-    ENGINE_COMMIT="$ENGINE_COMMIT+local changes"
-fi
+bench_build run
 
 # A server set up as one would for a database of this size: the ordinary table gets a
 # buffer cache that holds it whole and no checkpoint during the loads (both favour it);
@@ -298,7 +273,7 @@ check_so
 ELAPSED=$(( $(date +%s) - T0 ))
 PGVER=$(sql -c "SHOW server_version")
 {
-    echo "widecol_fdw SQL benchmark -- $(date -u '+%Y-%m-%d %H:%M UTC'), commit $ENGINE_COMMIT"
+    echo "widecol_fdw SQL benchmark -- $(date -u '+%Y-%m-%d %H:%M UTC'), commit $BENCH_COMMIT"
     echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, Linux $(uname -r), PostgreSQL $PGVER"
     echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "command: bash bench/run.sh --cells $CELLS --seconds $SECONDS_PER_RUN --reps $REPS --order $ORDER  (run time ${ELAPSED}s)"

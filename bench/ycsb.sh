@@ -22,6 +22,7 @@
 
 set -eo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 RECORDS=100000
 SECONDS_PER_RUN=5
@@ -57,27 +58,7 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 wc_need_packages "${WC_BUILD_PACKAGES[@]}" postgresql-client-$WC_PGVERSION
 PGBENCH=$WC_PGBIN/pgbench
-BUILDLOG=$(mktemp /tmp/widecol-ycsb-build.XXXXXX)
-# Build from a fresh copy of the working tree (as bench/run.sh does), so that objects of another
-# kind of build left in the tree cannot end up in the library we measure.
-SRC=$(mktemp -d /tmp/widecol-ycsb-src.XXXXXX)
-wc_on_exit "rm -rf '$SRC'"
-(cd "$WC_ROOT" && git ls-files -z -co --exclude-standard | tar --null --ignore-failed-read -T - -cf - 2>/dev/null) |
-    tar -xf - -C "$SRC"
-wc_say "building (in a copy of the tree, $SRC) and installing widecol_fdw (log: $BUILDLOG)"
-(WC_ROOT=$SRC; wc_build "$BUILDLOG") || wc_die "the build failed"
-# The library the cluster loads: under WC_DESTDIR for a private installation.  Another build may
-# install over it while we run: remember what we installed and check it before every step.
-SOFILE=$WC_DESTDIR$("$PG_CONFIG" --pkglibdir)/widecol_fdw.so
-SOSUM=$(md5sum <"$SOFILE")
-check_so() {
-    [ "$(md5sum <"$SOFILE")" = "$SOSUM" ] ||
-        wc_die "$SOFILE was replaced during the run (another build installed it): run bench/ycsb.sh again"
-}
-COMMIT=$(git -C "$WC_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$WC_ROOT" status --porcelain -- src engine Makefile 2>/dev/null)" ]; then
-    COMMIT="$COMMIT+local changes"
-fi
+bench_build ycsb
 
 # The server of bench/run.sh: the ordinary table (about 1.2 KB a record) fits in shared_buffers,
 # no checkpoint during a load; fsync and synchronous_commit on (every write commit waits for
@@ -335,7 +316,7 @@ sed -n '/nextval/,/INSERT/p' "$WORK/d-wc.sql" | sed 's/^/    /' >>"$NOTES"
 ELAPSED=$(( $(date +%s) - T0 ))
 PGVER=$(sql -c "SHOW server_version")
 {
-    echo "widecol_fdw YCSB benchmark -- $(date -u '+%Y-%m-%d %H:%M UTC'), commit $COMMIT"
+    echo "widecol_fdw YCSB benchmark -- $(date -u '+%Y-%m-%d %H:%M UTC'), commit $BENCH_COMMIT"
     echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, Linux $(uname -r), PostgreSQL $PGVER"
     echo "load average at the start: $LOAD_START; at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "command: bash bench/ycsb.sh --records $RECORDS --seconds $SECONDS_PER_RUN --reps $REPS --clients $CLIENTS --workloads $WORKLOADS  (run time ${ELAPSED}s)"
