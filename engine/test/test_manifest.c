@@ -535,6 +535,23 @@ bytes_are(const uint8_t *p, size_t len, const char *want, uint32_t want_len)
 	return len == want_len && (len == 0 || (p != NULL && memcmp(p, want, len) == 0));
 }
 
+/* Reads up to cap bytes of the golden file name (under WC_GOLDEN_DIR) into raw; its length. */
+static size_t
+read_golden(const char *name, uint8_t *raw, size_t cap)
+{
+	char		path[4200];
+	FILE	   *fp;
+	size_t		len = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", WC_GOLDEN_DIR, name);
+	if ((fp = fopen(path, "rb")) != NULL)
+	{
+		len = fread(raw, 1, cap, fp);
+		fclose(fp);
+	}
+	return len;
+}
+
 /*
  * The golden manifest of format version 2 (test/golden/manifest-v2): its recent records
  * and forgotten tag are read back, the rest as in version 1, and today's encoder writes
@@ -543,24 +560,17 @@ bytes_are(const uint8_t *p, size_t len, const char *want, uint32_t want_len)
 static void
 test_golden_v2(void)
 {
-	char		path[4200];
-	FILE	   *fp;
 	uint8_t		raw[GOLDEN_MANIFEST_V2_SIZE + 1];
-	size_t		len = 0;
+	size_t		len = read_golden("manifest-v2/MANIFEST", raw, sizeof(raw));
 	wc_manifest m;
 	wc_err		err;
 	uint8_t    *again = NULL;
 	size_t		again_len = 0;
 	int			rc;
 
-	snprintf(path, sizeof(path), "%s/manifest-v2/MANIFEST", WC_GOLDEN_DIR);
-	if ((fp = fopen(path, "rb")) != NULL)
-	{
-		len = fread(raw, 1, sizeof(raw), fp);
-		fclose(fp);
-	}
-	CHECK(len == GOLDEN_MANIFEST_V2_SIZE, "%s: %zu bytes, expected %d: the golden file changed",
-		  path, len, GOLDEN_MANIFEST_V2_SIZE);
+	CHECK(len == GOLDEN_MANIFEST_V2_SIZE,
+		  "manifest-v2/MANIFEST: %zu bytes, expected %d: the golden file changed",
+		  len, GOLDEN_MANIFEST_V2_SIZE);
 	CHECK(len >= 12 && wc_get_fixed32(raw + 8) == 2, "format version %u", wc_get_fixed32(raw + 8));
 	wc_err_clear(&err);
 	rc = wc_manifest_read(WC_GOLDEN_DIR "/manifest-v2", &m, &err);
@@ -596,25 +606,17 @@ test_golden_v2(void)
 static void
 test_golden(void)
 {
-	char		path[4200];
-	FILE	   *fp;
 	uint8_t		raw[GOLDEN_MANIFEST_SIZE + 1];
-	size_t		len = 0;
+	size_t		len = read_golden("MANIFEST", raw, sizeof(raw));
 	wc_manifest m;
 	wc_err		err;
 	uint8_t    *again = NULL;
 	size_t		again_len = 0;
 	int			rc;
 
-	snprintf(path, sizeof(path), "%s/MANIFEST", WC_GOLDEN_DIR);
-	if ((fp = fopen(path, "rb")) != NULL)
-	{
-		len = fread(raw, 1, sizeof(raw), fp);
-		fclose(fp);
-	}
 	CHECK(len == GOLDEN_MANIFEST_SIZE && wc_crc32c(raw, len) == GOLDEN_MANIFEST_CRC,
-		  "%s: %zu bytes, CRC-32C 0x%08X; expected %d, 0x%08X: the golden file changed",
-		  path, len, wc_crc32c(raw, len), GOLDEN_MANIFEST_SIZE, GOLDEN_MANIFEST_CRC);
+		  "MANIFEST: %zu bytes, CRC-32C 0x%08X; expected %d, 0x%08X: the golden file changed",
+		  len, wc_crc32c(raw, len), GOLDEN_MANIFEST_SIZE, GOLDEN_MANIFEST_CRC);
 	CHECK(len >= 12 && wc_get_fixed32(raw + 8) == 1, "format version %u", wc_get_fixed32(raw + 8));
 
 	wc_err_clear(&err);
