@@ -38,6 +38,11 @@ resolve_tag(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err)
 
 /* With ingest_bytes nonzero, tagged writes of that size are bulk writes (ingest.h). */
 static size_t open_ingest_bytes;
+/* Stores opened with a horizon (test_snapshots): the test's horizon_now, at most
+ * open_recent_max records remembered (0 = default). */
+static bool open_with_horizon;
+static uint32_t open_recent_max;
+static uint64_t horizon_now(void *arg);
 
 static wc_db *
 open_db(const char *dir, wc_family_opts *fams, int n, size_t switch_bytes)
@@ -55,6 +60,11 @@ open_db(const char *dir, wc_family_opts *fams, int n, size_t switch_bytes)
 	o.block_bytes = 512;
 	o.resolve = resolve_tag;
 	o.ingest_bytes = open_ingest_bytes ? open_ingest_bytes : SIZE_MAX;
+	if (open_with_horizon)
+	{
+		o.horizon = horizon_now;
+		o.recent_max = open_recent_max;
+	}
 	wc_err_clear(&err);
 	rc = wc_db_open(dir, &o, &db, &err);
 	CHECK_OK(rc, &err);
@@ -1032,28 +1042,15 @@ snap_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err
 	return WC_OK;
 }
 
-static uint32_t open_recent_max;
-
+/* A store of fams3, opened with the horizon callback (and open_recent_max). */
 static wc_db *
 open_db_horizon(const char *dir)
 {
-	wc_open_opts o;
-	wc_db	   *db = NULL;
-	wc_err		err;
+	wc_db	   *db;
 
-	memset(&o, 0, sizeof(o));
-	o.families = fams3;
-	o.nfamilies = 3;
-	o.create_if_missing = true;
-	o.block_bytes = 512;
-	o.resolve = resolve_tag;
-	o.horizon = horizon_now;
-	o.recent_max = open_recent_max;
-	o.ingest_bytes = open_ingest_bytes ? open_ingest_bytes : SIZE_MAX;
-	wc_err_clear(&err);
-	CHECK_OK(wc_db_open(dir, &o, &db, &err), &err);
-	if (db == NULL)
-		exit(1);
+	open_with_horizon = true;
+	db = open_db(dir, fams3, 3, 0);
+	open_with_horizon = false;
 	return db;
 }
 
