@@ -45,6 +45,8 @@ wc_code_name(int code)
 			return "callback error";
 		case WC_TOO_OLD:
 			return "snapshot too old";
+		case WC_HELD:
+			return "held by a prepared transaction";
 	}
 	return "unknown error";
 }

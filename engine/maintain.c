@@ -159,8 +159,9 @@ wc_db_compact(wc_db *db, wc_err *err)
 {
 	int			rc = wc_db_flush(db, err);	/* refuses a read-only handle */
 
-	/* a commit in flight keeps its log; the files are compacted all the same */
-	if (rc == WC_BUSY)
+	/* a commit in flight or a prepared transaction keeps its log; the files
+	 * are compacted all the same */
+	if (rc == WC_BUSY || rc == WC_HELD)
 	{
 		wc_err_clear(err);
 		rc = WC_OK;
@@ -220,9 +221,10 @@ wc_db_maintain(wc_db *db, wc_err *err)
 			rc = wc_db_flush_logs(db, false, err);
 			wc_db_unlock(db, WC_LOCK_FLUSH);
 		}
-		if (rc == WC_BUSY)
+		if (rc == WC_BUSY || rc == WC_HELD)
 		{
-			/* someone else is at it, or a commit is in flight: next time */
+			/* someone else is at it, a commit is in flight or a prepared
+			 * transaction holds the log: next time */
 			wc_err_clear(err);
 			rc = WC_OK;
 		}

@@ -538,6 +538,18 @@ resolve_record(wc_db *db, const wc_logmem *lm, uint64_t tag, bool wait, wc_txn_s
 		int			rc = wc_db_resolve(db, tag, state, err);
 		char		name[32];
 
+		if (rc == WC_OK && *state == WC_TXN_PREPARED)
+		{
+			*state = WC_TXN_IN_PROGRESS;
+			if (lm->for_flush)
+			{
+				/* its end may be days away: say so at once, nobody waits */
+				wc_file_name(name, sizeof(name), lm->number, "log");
+				return wc_err_set(err, WC_HELD,
+								  "log %s holds a prepared transaction (tag %llu)", name,
+								  (unsigned long long) tag);
+			}
+		}
 		if (rc != WC_OK || *state != WC_TXN_IN_PROGRESS || !lm->for_flush)
 			return rc;
 		if (wait && waited < RESOLVE_WAIT_MS && !wc_db_interrupted(db))
@@ -684,7 +696,7 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 
 		if ((rc = wc_db_resolve(db, lm->held[i].tag, &state, err)) != WC_OK)
 			return rc;
-		if (state == WC_TXN_IN_PROGRESS)
+		if (state == WC_TXN_IN_PROGRESS || state == WC_TXN_PREPARED)
 		{
 			i++;
 			continue;

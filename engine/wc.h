@@ -60,7 +60,9 @@ typedef enum wc_code
 	WC_NOMEM = -8,
 	WC_FAILED = -9,				/* the handle refused work after an earlier fsync failure */
 	WC_CALLBACK = -10,			/* a caller callback reported an error */
-	WC_TOO_OLD = -11			/* a scan's snapshot needs versions no longer kept */
+	WC_TOO_OLD = -11,			/* a scan's snapshot needs versions no longer kept */
+	WC_HELD = -12				/* a prepared transaction's record holds it back until
+								 * someone commits or rolls that transaction back */
 } wc_code;
 
 typedef struct wc_err
@@ -103,7 +105,10 @@ typedef enum wc_txn_state
 {
 	WC_TXN_COMMITTED = 0,
 	WC_TXN_ABORTED = 1,
-	WC_TXN_IN_PROGRESS = 2
+	WC_TXN_IN_PROGRESS = 2,
+	WC_TXN_PREPARED = 3			/* in progress until someone ends it (a prepared
+								 * two-phase transaction): read as in progress, and
+								 * a flush does not wait for it (WC_HELD) */
 } wc_txn_state;
 
 /*
@@ -429,7 +434,8 @@ void		wc_scan_close(wc_scan *scan);
 /*
  * Makes everything committed so far durable in sorted files and empties the logs.
  * Waits for other flushers.  WC_BUSY if a transaction written to the log is still
- * in progress (its outcome is not known yet).
+ * in progress (its outcome is not known yet); WC_HELD at once if it is prepared
+ * (WC_TXN_PREPARED): the logs from that one on stay until it ends.
  */
 int			wc_db_flush(wc_db *db, wc_err *err);
 

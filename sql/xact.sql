@@ -112,12 +112,6 @@ COMMIT;
 FETCH ALL FROM h;
 CLOSE h;
 
--- PREPARE TRANSACTION is refused when the transaction wrote
-BEGIN;
-INSERT INTO x VALUES ('prep', 'f', 'q', 1, 'x');
-PREPARE TRANSACTION 'wc_prep';  -- ERROR
-SELECT count(*) FROM x WHERE rowkey = 'prep';
-
 -- two sessions: the other one sees the writes at commit, and never after rollback
 SELECT dblink_connect('other', 'dbname=' || current_database() || ' port=' || current_setting('port')
                       || ' host=' || split_part(current_setting('unix_socket_directories'), ',', 1));

@@ -91,6 +91,16 @@ wcfdw_engine_error(int elevel, int rc, const wc_err *err, const char *action,
 		return;
 	}
 
+	if (rc == WC_HELD)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not %s foreign table \"%s\": a prepared transaction holds its log",
+						action, relname),
+				 errdetail("%s.", detail),
+				 errhint("COMMIT PREPARED or ROLLBACK PREPARED the transactions of pg_prepared_xacts that wrote to it.")));
+		return;
+	}
 	if (rc == WC_TOO_OLD)
 	{
 		ereport(elevel,

@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "access/xlog.h"
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/predicate.h"
@@ -58,7 +59,18 @@ wcfdw_resolve_xid(uint64 tag)
 	if (TransactionIdIsCurrentTransactionId(xid))
 		return WC_TXN_IN_PROGRESS;
 	if (TransactionIdIsInProgress(xid))
+	{
+		/*
+		 * A prepared transaction is in progress with no backend of its own (its
+		 * PGPROC is a dummy with pid 0); asked twice, since one that just ended
+		 * has no backend either.  A standby knows no backends of the primary:
+		 * only a flush tells the two states apart, and a standby never flushes.
+		 */
+		if (!RecoveryInProgress() && BackendXidGetPid(xid) == 0 &&
+			TransactionIdIsInProgress(xid))
+			return WC_TXN_PREPARED;
 		return WC_TXN_IN_PROGRESS;
+	}
 	if (TransactionIdDidCommit(xid))
 		return WC_TXN_COMMITTED;
 	return WC_TXN_ABORTED;

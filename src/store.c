@@ -471,7 +471,7 @@ wcfdw_store_refresh(WcFdwStore *s)
 		s->needs_maintain = false;
 		wc_err_clear(&err);
 		rc = wc_db_maintain(s->db, &err);
-		if (rc < 0 && rc != WC_BUSY)
+		if (rc < 0 && rc != WC_BUSY && rc != WC_HELD)
 		{
 			if (rc == WC_CALLBACK || rc == WC_ABORTED)
 				wcfdw_engine_error(ERROR, rc, &err, "maintain", s->relname);
@@ -653,27 +653,6 @@ wcfdw_discard_pending(WcFdwStore *s, int from_level)
 		wcfdw_bury(s->pending[--s->npending].batch);
 }
 
-static bool
-wcfdw_has_pending_writes(void)
-{
-	HASH_SEQ_STATUS seq;
-	WcFdwStore *s;
-	bool		result = false;
-
-	if (wcfdw_stores == NULL)
-		return false;
-	hash_seq_init(&seq, wcfdw_stores);
-	while ((s = hash_seq_search(&seq)) != NULL)
-	{
-		int			i;
-
-		for (i = 0; i < s->npending; i++)
-			if (wc_batch_count(s->pending[i].batch) > 0)
-				result = true;
-	}
-	return result;
-}
-
 /* ---------------------------------------------------------------- store directories */
 
 static void
@@ -819,9 +798,17 @@ wcfdw_log_xid(void)
  *		The commit path: writes every store's pending batches, each store's
  *		as one record tagged with our FullTransactionId; all fallible work
  *		of a commit is here
+ *
+ * PREPARE TRANSACTION takes the same path (prepare is true): the records are
+ * durable before the prepare record, and their tag stays in progress until
+ * COMMIT PREPARED or ROLLBACK PREPARED sets its fate in the commit log, which
+ * every reader already consults (also after a restart and on a standby).  So
+ * nothing of ours has to run at COMMIT PREPARED.  A store created or removed
+ * by the transaction has work at commit (a directory to remove), which a
+ * prepared transaction could no longer do: such a PREPARE is refused.
  */
 static void
-wcfdw_pre_commit(void)
+wcfdw_pre_commit(bool prepare)
 {
 	HASH_SEQ_STATUS seq;
 	WcFdwStore *s;
@@ -837,6 +824,11 @@ wcfdw_pre_commit(void)
 			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(e->relid)))
 			wcfdw_register_dir(&wcfdw_drops, e->relid, e->path);
 	}
+	if (prepare && (wcfdw_drops != NIL || wcfdw_creates != NIL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot PREPARE a transaction that created or dropped a widecol_fdw foreign table"),
+				 errhint("Create and drop widecol_fdw foreign tables in transactions of their own.")));
 
 	if (wcfdw_stores == NULL)
 		return;
@@ -939,17 +931,14 @@ wcfdw_xact_cb(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			wcfdw_pre_commit();
+			wcfdw_pre_commit(false);
 			break;
 		case XACT_EVENT_PRE_PREPARE:
-			if (wcfdw_has_pending_writes() || wcfdw_drops != NIL || wcfdw_creates != NIL)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("widecol_fdw does not support PREPARE TRANSACTION"),
-						 errdetail("The transaction wrote to, created or dropped a widecol_fdw foreign table.")));
+			wcfdw_pre_commit(true);
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
 			wcfdw_end_of_xact(true);
 			break;
 		case XACT_EVENT_ABORT:

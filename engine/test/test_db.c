@@ -5,6 +5,8 @@
  * of DESIGN.md's visibility rules across flushes, compactions and reopens.
  */
 #include <inttypes.h>
+#include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 #include "../cell.h"
@@ -1000,6 +1002,76 @@ test_resolve_failure(void)
 	test_rmdir(dir);
 }
 
+/*
+ * A prepared transaction's record (WC_TXN_PREPARED) is read as in progress, and a
+ * flush does not wait for it: WC_HELD at once (a prepared transaction may stay for
+ * days), while maintenance and compaction go on around it.  Its fate, once
+ * set, applies as for any tag: committed, visible and flushed; aborted, gone.
+ */
+static void
+test_prepared(void)
+{
+	char	   *dir = test_tmpdir("prepared");
+	wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_NONE}};
+	wc_db	   *w = open_db(dir, fams, 1, 0);
+	wc_db	   *r = open_db(dir, fams, 1, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts all;
+	wc_err		err;
+	struct timespec t0,
+				t1;
+
+	wc_scan_opts_init(&all);
+	tag_state[40] = WC_TXN_PREPARED;
+	tag_state[41] = WC_TXN_PREPARED;
+	put(b, "f", "p", "q", 1, "prepared");
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_write(w, &b, 1, 40, false, &err), &err);
+	wc_batch_clear(b);
+	put(b, "f", "x", "q", 1, "other");
+	write_batch(w, b);
+	wc_batch_clear(b);
+	put(b, "f", "y", "q", 1, "rolled back");
+	CHECK_OK(wc_db_write(w, &b, 1, 41, false, &err), &err);
+
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	EXPECT_SCAN(r, &all, "x/f:q@1=other;");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(wc_db_flush(r, &err) == WC_HELD, "a flush meets the prepared record: %d %s",
+		  err.code, err.msg);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 5, "and does not wait for it: %ld s",
+		  (long) (t1.tv_sec - t0.tv_sec));
+	CHECK(strstr(err.msg, "prepared transaction") != NULL, "the message says why: %s", err.msg);
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_maintain(r, &err), &err);
+	CHECK_OK(wc_db_compact(r, &err), &err);
+	/* writes go on meanwhile */
+	wc_batch_clear(b);
+	put(b, "f", "z", "q", 2, "later");
+	write_batch(w, b);
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	EXPECT_SCAN(r, &all, "x/f:q@1=other;z/f:q@2=later;");
+
+	/* COMMIT PREPARED of one, ROLLBACK PREPARED of the other */
+	tag_state[40] = WC_TXN_COMMITTED;
+	tag_state[41] = WC_TXN_ABORTED;
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	EXPECT_SCAN(r, &all, "p/f:q@1=prepared;x/f:q@1=other;z/f:q@2=later;");
+	CHECK_OK(wc_db_flush(r, &err), &err);
+	CHECK_OK(wc_db_refresh(w, &err), &err);
+	EXPECT_SCAN(w, &all, "p/f:q@1=prepared;x/f:q@1=other;z/f:q@2=later;");
+	wc_db_close(r);
+	r = open_db(dir, fams, 1, 0);
+	EXPECT_SCAN(r, &all, "p/f:q@1=prepared;x/f:q@1=other;z/f:q@2=later;");
+
+	tag_state[40] = tag_state[41] = WC_TXN_COMMITTED;
+	wc_batch_free(b);
+	wc_db_close(r);
+	wc_db_close(w);
+	test_rmdir(dir);
+}
+
 /* ---------------------------------------------------------------- snapshots */
 
 /*
@@ -1250,6 +1322,7 @@ main(void)
 {
 	t_name = "test_db";
 	test_resolve_failure();
+	test_prepared();
 	test_snapshots();
 	test_snapshot_too_old();
 	test_published_end();
