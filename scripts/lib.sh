@@ -243,7 +243,7 @@ port = $port
 unix_socket_directories = '$WC_CLUSTER_DIR'
 fsync = on
 max_connections = 50
-max_prepared_transactions = 10
+max_prepared_transactions = 64
 restart_after_crash = on
 log_line_prefix = '%m [%p] '
 # the extension's WAL resource manager must be there from the start (and in every copy)
