@@ -138,6 +138,35 @@ INSERT INTO x SELECT 'm' || i, 'f', 'q', 1, 'm' FROM generate_series(1, 100) i;
 SELECT * FROM dblink('other', $$SELECT widecol_flush('x')$$) AS t(v text);
 SELECT count(*) FROM x WHERE rowkey LIKE 'o%' OR rowkey LIKE 'm%';
 SELECT * FROM dblink('other', $$SELECT count(*) FROM x WHERE rowkey LIKE 'o%' OR rowkey LIKE 'm%'$$) AS t(n bigint);
+
+-- widecol_fdw.session_memory = 0: at the end of each transaction the stores it
+-- did not use are closed, and opened again (their logs read again) on next use;
+-- the other session's writes and ours read the same throughout
+SET widecol_fdw.session_memory = 0;
+CREATE FOREIGN TABLE x2 (
+    rowkey text COLLATE "C", family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text
+) SERVER wide OPTIONS (families 'f');
+INSERT INTO x2 SELECT 'y' || i, 'f', 'q', 1, 'y' FROM generate_series(1, 50) i;
+SELECT count(*) FROM x WHERE rowkey LIKE 'm%';   -- x2 closed after this one
+SELECT count(*) FROM x2;                          -- x closed after this one
+SELECT dblink_exec('other', $$INSERT INTO x VALUES ('late', 'f', 'q', 1, 'after the close')$$);
+SELECT rowkey, value FROM x WHERE rowkey = 'late';
+-- a cursor WITH HOLD keeps its store open
+BEGIN;
+DECLARE hx CURSOR WITH HOLD FOR SELECT rowkey FROM x2 ORDER BY rowkey;
+FETCH 2 FROM hx;
+COMMIT;
+SELECT count(*) FROM x WHERE rowkey = 'late';
+FETCH 2 FROM hx;
+CLOSE hx;
+BEGIN;
+INSERT INTO x2 VALUES ('y0', 'f', 'q', 1, 'y');
+SELECT count(*) FROM x;
+SELECT count(*) FROM x2;
+COMMIT;
+SELECT count(*) FROM x2;
+RESET widecol_fdw.session_memory;
+DROP FOREIGN TABLE x2;
 SELECT dblink_disconnect('other');
 
 DROP FOREIGN TABLE x;

@@ -65,6 +65,7 @@ PG_FUNCTION_INFO_V1(widecol_fdw_validator);
 /* widecol_fdw.bulk_write_size, in kB: -1 = never, 0 = every write */
 static int	wcfdw_bulk_write_kb = 4096;
 int			wcfdw_max_remembered_commits = 100000;
+int			wcfdw_session_memory_kb = 65536;
 
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
@@ -599,6 +600,13 @@ wcfdw_option_init(void)
 							&wcfdw_max_remembered_commits,
 							100000, 1000, INT_MAX,
 							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol_fdw.session_memory",
+							"Memory of unflushed cells a session keeps for the widecol tables it read.",
+							"Past it, at the end of a transaction, the stores not used longest are closed (opened again on next use); those the transaction used stay. -1: no limit.",
+							&wcfdw_session_memory_kb,
+							65536, -1, INT_MAX,
+							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol_fdw");
 }

@@ -59,6 +59,9 @@
 #include "postgres.h"
 
 #include <sys/stat.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "access/table.h"
 #include "access/transam.h"
@@ -86,6 +89,7 @@ typedef struct WcFdwDirEntry
 
 static HTAB *wcfdw_stores = NULL;
 static int	wcfdw_nscans_total = 0;
+static uint64 wcfdw_xact_count = 1;	/* transactions ended, plus one */
 
 /* finished batches a scan may still point to */
 static wc_batch **wcfdw_graveyard = NULL;
@@ -381,6 +385,7 @@ wcfdw_store_get(Relation rel)
 		memset(((char *) s) + sizeof(Oid), 0, sizeof(WcFdwStore) - sizeof(Oid));
 		s->stale = true;
 	}
+	s->last_used = wcfdw_xact_count;
 	if (s->doomed)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
@@ -875,6 +880,68 @@ wcfdw_pre_commit(bool prepare)
 }
 
 /*
+ * wcfdw_trim_stores
+ *		Closes the stores used longest ago while the memory their unflushed
+ *		cells take in this session exceeds widecol_fdw.session_memory
+ *
+ * Each open store keeps its unflushed logs in this process's memtables
+ * (engine/DESIGN.md, "Many processes, one store"), so a session that read
+ * many tables would otherwise hold all of them until it exits.  Stores used
+ * by the transaction that just ended stay (closing one that alone exceeds the
+ * limit would only make its next transaction read its logs again); a closed
+ * store is opened again, and its logs read again, on its next use.  Nothing
+ * is closed while a scan is open (a cursor WITH HOLD).
+ */
+static void
+wcfdw_trim_stores(void)
+{
+	HASH_SEQ_STATUS seq;
+	WcFdwStore *s;
+	uint64		total = 0;
+	uint64		limit;
+	bool		closed = false;
+
+	if (wcfdw_stores == NULL || wcfdw_session_memory_kb < 0 || wcfdw_nscans_total > 0)
+		return;
+	limit = (uint64) wcfdw_session_memory_kb * 1024;
+	hash_seq_init(&seq, wcfdw_stores);
+	while ((s = hash_seq_search(&seq)) != NULL)
+	{
+		wc_db_stats st;
+		wc_err		err;
+
+		wc_err_clear(&err);
+		if (s->db != NULL && wc_db_get_stats(s->db, NULL, &st, &err) == WC_OK)
+			total += st.mem_bytes;
+	}
+	while (total > limit)
+	{
+		WcFdwStore *oldest = NULL;
+		wc_db_stats st;
+		wc_err		err;
+
+		hash_seq_init(&seq, wcfdw_stores);
+		while ((s = hash_seq_search(&seq)) != NULL)
+			if (s->db != NULL && s->nscans == 0 && s->npending == 0 &&
+				s->last_used < wcfdw_xact_count &&
+				(oldest == NULL || s->last_used < oldest->last_used))
+				oldest = s;
+		if (oldest == NULL)
+			break;
+		wc_err_clear(&err);
+		if (wc_db_get_stats(oldest->db, NULL, &st, &err) == WC_OK)
+			total -= Min(total, st.mem_bytes);
+		wcfdw_store_close(oldest);
+		closed = true;
+	}
+#ifdef __GLIBC__
+	/* the memtables' memory is malloc'd: give the freed pages back now */
+	if (closed)
+		malloc_trim(0);
+#endif
+}
+
+/*
  * wcfdw_end_of_xact
  *		Drops the pending batches and removes the store directories that
  *		the transaction's outcome condemns
@@ -923,6 +990,8 @@ wcfdw_end_of_xact(bool commit)
 		wcfdw_free_dirs(&creates);
 	}
 	wcfdw_free_buried();
+	wcfdw_trim_stores();
+	wcfdw_xact_count++;
 }
 
 static void

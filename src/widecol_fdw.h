@@ -185,6 +185,7 @@ extern int	wcfdw_interrupt(void *arg);
 extern uint64_t wcfdw_horizon(void *arg);
 extern uint64_t wcfdw_full_xid(TransactionId xid);
 extern int	wcfdw_max_remembered_commits;
+extern int	wcfdw_session_memory_kb;
 
 /* A scan's snapshot, for wcfdw_tag_visible (the engine's tag_visible callback). */
 typedef struct WcFdwSnapshotArg
@@ -228,6 +229,7 @@ typedef struct WcFdwStore
 	bool		doomed;			/* dropped: destroy when the last scan closes */
 	int			nscans;			/* open wc_scan handles */
 	bool		needs_maintain; /* we committed writes: run wc_db_maintain */
+	uint64		last_used;		/* wcfdw_xact_count when last used */
 	bool		logged;			/* its changes go to the WAL (wal.c) */
 	bool		read_only;		/* opened read only: in recovery, or a logged
 								 * table without the WAL (no preload) */
