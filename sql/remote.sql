@@ -113,6 +113,13 @@ SELECT wc_remote_sql($$DELETE FROM r_inbox WHERE rowkey = '10001-79759899-1' AND
 DELETE FROM r_inbox WHERE rowkey = '10001-79759899-1' AND random() >= 0;  -- ERROR
 UPDATE r_inbox SET value = 'x' WHERE rowkey = '10001-79759899-1' AND random() >= 0;  -- ERROR
 SELECT ctid, * FROM inbox LIMIT 1;  -- ERROR
+-- planning it is not an error: use_remote_estimate EXPLAINs the ctid scan
+-- while it plans an UPDATE that it then sends whole
+EXPLAIN (COSTS OFF) SELECT ctid, * FROM inbox;
+ALTER SERVER loopback OPTIONS (ADD use_remote_estimate 'true');
+UPDATE r_inbox SET value = 'seen' WHERE rowkey ^@ '10006-' AND qualifier = 'subject';
+UPDATE inbox_h SET value = 'seen' WHERE rowkey ^@ '10006-' AND qualifier = 'subject';
+ALTER SERVER loopback OPTIONS (DROP use_remote_estimate);
 SELECT * FROM inbox WHERE ctid = '(0,1)';  -- ERROR
 \set VERBOSITY default
 SELECT wc_same($$SELECT * FROM {t}$$);

@@ -262,17 +262,11 @@ widecolGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntabl
 		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, baserel->relid, &attrs);
 
 	/*
-	 * A cell version has no tuple id: every row would show the same invalid
-	 * ctid, and postgres_fdw's UPDATE or DELETE that is not sent whole to
-	 * the data node ("DELETE FROM t WHERE ctid = $1" for each row fetched
-	 * with SELECT ctid ... FOR UPDATE) would match every row of the table.
+	 * ctid is wanted: BeginForeignScan refuses to run the scan (a plan with it
+	 * is fine, for the EXPLAIN of use_remote_estimate; see scan.c)
 	 */
 	if (bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("widecol_fdw table \"%s\" has no ctid", RelationGetRelationName(rel)),
-				 errdetail("A cell version is identified by its rowkey, family, qualifier and ts, a wide table's row by its rowkey."),
-				 errhint("Through postgres_fdw, an UPDATE or DELETE must be sent whole to the data node: give it only conditions postgres_fdw can ship, and no row triggers on the coordinator.")));
+		ps->attrs = lappend_int(ps->attrs, SelfItemPointerAttributeNumber);
 	for (i = 0; i < WCF_NFIELDS; i++)
 	{
 		AttrNumber	att = ps->cols.f[i].attnum;
