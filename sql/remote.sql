@@ -67,6 +67,13 @@ SELECT wc_remote_sql($$SELECT * FROM r_inbox ORDER BY rowkey LIMIT 5$$);
 SELECT (SELECT array_agg(rowkey) FROM (SELECT rowkey FROM r_inbox ORDER BY rowkey COLLATE "C", family, qualifier, ts LIMIT 7) x) =
        (SELECT array_agg(rowkey) FROM (SELECT rowkey FROM inbox_h ORDER BY rowkey COLLATE "C", family, qualifier, ts LIMIT 7) x) AS same_first_rows;
 
+-- what the data node makes of the Remote SQL postgres_fdw sends: a
+-- parameter on either side is a point read, ORDER BY rowkey ASC NULLS LAST
+-- is the store's order (no Sort)
+EXPLAIN (COSTS OFF) SELECT rowkey, qualifier, value FROM inbox WHERE ((SELECT NULL::text)::text) = rowkey;
+EXPLAIN (COSTS OFF) SELECT rowkey, family, qualifier, ts, value FROM inbox ORDER BY rowkey ASC NULLS LAST;
+EXPLAIN (COSTS OFF) SELECT rowkey, family, qualifier, ts, value FROM inbox WHERE ((rowkey ~~ '10012-%')) AND ((family = 'm')) ORDER BY rowkey ASC NULLS LAST;
+
 -- the estimate of a point read whose key is not a constant: the EXPLAIN that
 -- use_remote_estimate sends for a parameterized remote scan, and a generic plan
 CREATE FUNCTION wc_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
