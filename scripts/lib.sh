@@ -21,6 +21,7 @@
 #   wc_standby_create NAME [FROM]   a streaming hot standby of FROM (main), slot wc_NAME, started
 #   wc_wait_replay NAME [FROM] [S]  wait until NAME replayed FROM's WAL up to its current LSN
 #   wc_basebackup FROM DEST [OPT..] pg_basebackup -X stream -c fast into DEST (output DEST.log)
+#   wc_node_create NAME [OPT..]     a new empty cluster (initdb OPTs, main's settings), started
 #   wc_node_from_backup NAME BACKUP a new cluster from a copy of a base backup (not started)
 #   wc_archive_on NAME DIR          archive_mode = on, archive_command copying into DIR; restart
 #   wc_archive_switch NAME DIR      pg_switch_wal, wait until the segment is in DIR
@@ -536,6 +537,23 @@ wc_basebackup() {
         wc_warn "pg_basebackup of '$from' into $dest failed"
         return 1
     fi
+}
+
+# wc_node_create NAME [initdb options...]: a new empty cluster NAME (initdb as main's, and main's
+# postgresql.conf with NAME's own port and socket), started: a data node beside a coordinator.
+wc_node_create() {
+    local name=$1 data
+    shift
+    wc__node_new "$name" || return 1
+    data=$(wc_node_pgdata "$name")
+    if ! wc_node_as_user "$name" "$WC_PGBIN/initdb" -D "$data" -U "$(wc_cluster_user)" -A trust \
+            --encoding=UTF8 --locale=C -N "$@" >"$(wc_node_dir "$name")/initdb.log" 2>&1; then
+        cat "$(wc_node_dir "$name")/initdb.log" >&2
+        wc_warn "initdb of cluster '$name' failed"
+        return 1
+    fi
+    wc_node_as_user "$name" cp "$WC_PGDATA/postgresql.conf" "$data/postgresql.conf" &&
+        wc__node_own_conf "$name" && wc_node_start "$name"
 }
 
 # wc_node_from_backup NAME BACKUP: a new cluster NAME whose data directory is a copy of the base

@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "commands/explain.h"
@@ -210,6 +211,21 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
+
+	/*
+	 * A cell version has no tuple id: every row would show the same invalid
+	 * ctid, and postgres_fdw's UPDATE or DELETE that is not sent whole to the
+	 * data node (SELECT ctid ... FOR UPDATE, then "DELETE FROM t WHERE ctid =
+	 * $1" for each row) would match every row of the table.  Only running
+	 * such a scan is an error: postgres_fdw's use_remote_estimate EXPLAINs it
+	 * while it plans an UPDATE it will then send whole.
+	 */
+	if (list_member_int(attrs, SelfItemPointerAttributeNumber))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("widecol_fdw table \"%s\" has no ctid", RelationGetRelationName(ss->rel)),
+				 errdetail("A cell version is identified by its rowkey, family, qualifier and ts, a wide table's row by its rowkey."),
+				 errhint("Through postgres_fdw, an UPDATE or DELETE must be sent whole to the data node: give it only conditions postgres_fdw can ship, and no row triggers on the coordinator.")));
 
 	ss->keycxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw scan keys",
 									   ALLOCSET_SMALL_SIZES);

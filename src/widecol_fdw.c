@@ -56,7 +56,7 @@ typedef struct WcFdwPlanState
 	double		pages;			/* file bytes / BLCKSZ of those families */
 	double		files;			/* sorted files per family */
 	Selectivity rowkey_sel;		/* of the pushed rowkey conditions */
-	double		rowkey_points;	/* number of constant rowkeys, or -1 */
+	double		rowkey_points;	/* rowkeys of point reads (= x, IN), or -1 */
 	Selectivity other_sel;		/* of every clause but rowkey/family ones */
 	List	   *attrs;			/* integer list of needed attnums */
 	bool		wide_strict;	/* wide.c: a condition needs a cell column */
@@ -208,14 +208,27 @@ widecolGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntabl
 			if (c->rinfo == ri)
 			{
 				field = c->field;
-				if (c->field == WCF_ROWKEY && IsA(c->expr, Const) &&
-					!((Const *) c->expr)->constisnull)
+
+				/*
+				 * rowkey = x is one point read whatever x is: a Param of a
+				 * generic plan, or the placeholder postgres_fdw's
+				 * use_remote_estimate sends in the EXPLAIN of a parameterized
+				 * remote scan ("rowkey = ((SELECT null::text)::text)"); an
+				 * unknown value's selectivity would estimate a point read
+				 * of a 1M-cell table at thousands of rows.
+				 */
+				if (c->field == WCF_ROWKEY && c->kind == WCK_EQ &&
+					!(IsA(c->expr, Const) && ((Const *) c->expr)->constisnull))
+				{
+					if (ps->rowkey_points < 0 || ps->rowkey_points > 1)
+						ps->rowkey_points = 1;
+				}
+				else if (c->field == WCF_ROWKEY && IsA(c->expr, Const) &&
+						 !((Const *) c->expr)->constisnull)
 				{
 					double		k = -1;
 
-					if (c->kind == WCK_EQ)
-						k = 1;
-					else if (c->kind == WCK_IN)
+					if (c->kind == WCK_IN)
 						k = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(((Const *) c->expr)->constvalue)),
 										   ARR_DIMS(DatumGetArrayTypeP(((Const *) c->expr)->constvalue)));
 					if (k >= 0 && (ps->rowkey_points < 0 || k < ps->rowkey_points))
@@ -247,6 +260,13 @@ widecolGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntabl
 	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
 	foreach(lc, baserel->baserestrictinfo)
 		pull_varattnos((Node *) ((RestrictInfo *) lfirst(lc))->clause, baserel->relid, &attrs);
+
+	/*
+	 * ctid is wanted: BeginForeignScan refuses to run the scan (a plan with it
+	 * is fine, for the EXPLAIN of use_remote_estimate; see scan.c)
+	 */
+	if (bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs))
+		ps->attrs = lappend_int(ps->attrs, SelfItemPointerAttributeNumber);
 	for (i = 0; i < WCF_NFIELDS; i++)
 	{
 		AttrNumber	att = ps->cols.f[i].attnum;

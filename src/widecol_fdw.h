@@ -318,7 +318,8 @@ extern char *wcfdw_cond_op_name(WcFdwCondKind kind);
 enum WcFdwScanPrivate
 {
 	WCFDW_PRIV_CONDS = 0,		/* integer list: field, kind, field, kind ... */
-	WCFDW_PRIV_ATTRS,			/* integer list of attnums the plan needs */
+	WCFDW_PRIV_ATTRS,			/* integer list of attnums the plan needs
+								 * (SelfItemPointerAttributeNumber: ctid) */
 	WCFDW_PRIV_LOCK,			/* integer list: row lock mode (NoLock = none),
 								 * LockWaitPolicy, 1 if the table is the
 								 * statement's target (UPDATE, DELETE) */
