@@ -277,4 +277,41 @@ t_same "after the split" "SELECT * FROM {t}" salted
 t_is "$(co -c "SELECT count(*) FROM ref r WHERE NOT EXISTS (SELECT 1 FROM salted s WHERE s.rowkey = r.rowkey AND s.ts = r.ts AND s.qualifier = r.qualifier)")" \
      0 "every cell is found by a point read pruned to its new bucket"
 
+# --- a transaction over both data nodes committed atomically (doc/CLUSTER.md, "Atomic commit
+# across nodes"): a transfer between two accounts, one on each node; each node's part is
+# prepared (PREPARE TRANSACTION), then both are committed (COMMIT PREPARED), with n2 killed
+# (-9) between the two commits and its prepared part committed after its restart; a second
+# transfer fails on n2 after n1 prepared, and n1's part is rolled back.  The total through the
+# coordinator never changes.
+for n in n1 n2; do
+    wc_node_psql $n -c "CREATE FOREIGN TABLE acct ($COLS) SERVER wide OPTIONS (families 'b')" \
+                    -c "INSERT INTO acct VALUES ('acct-$n', 'b', 'balance', 1, '100')" ||
+        t_bail "the account table on $n"
+    co -c "CREATE FOREIGN TABLE acct_$n (rowkey text, family text, qualifier text, ts bigint, value text)
+           SERVER $n OPTIONS (table_name 'acct')" || t_bail "acct_$n on the coordinator"
+done
+total() { co -c "SELECT sum(value::int) FROM (SELECT value FROM acct_n1 UNION ALL SELECT value FROM acct_n2) b"; }
+part() {    # part NODE GID DELTA: the node's part of a transfer, prepared
+    wc_node_psql "$1" -c "BEGIN" \
+        -c "UPDATE acct SET value = (value::int + $3)::text WHERE rowkey = 'acct-$1'" \
+        -c "PREPARE TRANSACTION '$2'"
+}
+part n1 xfer1-n1 -30 && part n2 xfer1-n2 30 || t_bail "both parts of transfer 1 prepared"
+t_is "$(total) $(co -c "SELECT value FROM acct_n1")" "200 100" "both parts prepared: nothing of the transfer is seen yet"
+wc_node_psql n1 -c "COMMIT PREPARED 'xfer1-n1'" >/dev/null || t_bail "COMMIT PREPARED on n1"
+wc_node_kill9 n2
+wc_node_start n2 || t_bail "n2 restarts after kill -9"
+t_is "$(wc_node_psql n2 -c "SELECT gid FROM pg_prepared_xacts")" xfer1-n2 "after kill -9 and restart, n2's part is still prepared"
+wc_node_psql n2 -c "COMMIT PREPARED 'xfer1-n2'" >/dev/null || t_bail "COMMIT PREPARED on n2 after its restart"
+t_is "$(total) $(co -c "SELECT value FROM acct_n1") $(co -c "SELECT value FROM acct_n2")" "200 70 130" \
+    "transfer 1 committed on both nodes"
+part n1 xfer2-n1 -500 || t_bail "n1's part of transfer 2 prepared"
+if wc_node_psql n2 -c "BEGIN" -c "UPDATE acct SET value = 'not a number'::int::text WHERE rowkey = 'acct-n2'" \
+        -c "PREPARE TRANSACTION 'xfer2-n2'" >/dev/null 2>&1; then
+    t_bail "n2's part of transfer 2 should have failed"
+fi
+wc_node_psql n1 -c "ROLLBACK PREPARED 'xfer2-n1'" >/dev/null || t_bail "ROLLBACK PREPARED on n1"
+t_is "$(total) $(co -c "SELECT value FROM acct_n1") $(wc_node_psql n1 -c "SELECT count(*) FROM pg_prepared_xacts")" "200 70 0" \
+    "transfer 2 failed on n2 and was rolled back on n1: nothing of it anywhere"
+
 t_done
