@@ -344,6 +344,13 @@ typedef struct wc_scan_opts
 	int			nquals;
 	const wc_slice *qual_prefixes;
 	int			nqual_prefixes;
+	/*
+	 * And a qualifier range (the bounds compared as bytes, as rowkeys are): a
+	 * cell passes only if its qualifier lies in it.  NULL = every qualifier.
+	 * Unlike quals, it seeks: the scan jumps to the range's start within a row
+	 * and to the next row past its stop.
+	 */
+	const wc_key_range *qual_range;
 	/* Timestamps in [ts_min, ts_max], both inclusive (no overflow at the ends). */
 	int64_t		ts_min;
 	int64_t		ts_max;
@@ -480,6 +487,19 @@ typedef struct wc_db_stats
 
 /* Totals; family NULL = all families, else that family only. */
 int			wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err);
+
+/*
+ * Sampling (PostgreSQL's ANALYZE): the rowkeys that end the data blocks of the
+ * live sorted files of the given families (n = 0: all families), taken from
+ * the files' indexes without reading a data block, sorted and de-duplicated.
+ * Consecutive bounds b[i-1] < row <= b[i] split the key space into pieces
+ * that hold at most about one data block of each file (plus the memtables'
+ * entries there), so that scanning a random subset of the pieces reads that
+ * fraction of the store.  *out is one malloc'd array (free with free()) whose
+ * slices point into it.
+ */
+int			wc_db_block_bounds(wc_db *db, const wc_slice *families, int nfamilies,
+							   wc_slice **out, int *n, wc_err *err);
 
 /* ---------------------------------------------------------------- replicas */
 
