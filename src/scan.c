@@ -190,22 +190,27 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 		}
 	}
 
-	ss->nconds = list_length(plan->fdw_exprs);
+	/* the conditions' nodes in prefix order; a leaf takes the next expr */
+	ss->nconds = list_length(condinfo) / 3;
 	ss->conds = palloc0(sizeof(WcFdwCondExec) * Max(ss->nconds, 1));
 	ss->rowkey_only_rescan = true;
-	i = 0;
-	foreach(lc, plan->fdw_exprs)
+	lc = list_head(plan->fdw_exprs);
+	for (i = 0; i < ss->nconds; i++)
 	{
-		Expr	   *e = lfirst(lc);
 		WcFdwCondExec *c = &ss->conds[i];
+		Expr	   *e;
 
-		c->field = list_nth_int(condinfo, 2 * i);
-		c->kind = list_nth_int(condinfo, 2 * i + 1);
+		c->field = list_nth_int(condinfo, 3 * i);
+		c->kind = list_nth_int(condinfo, 3 * i + 1);
+		c->nargs = list_nth_int(condinfo, 3 * i + 2);
+		if (c->kind == WCK_OR || c->kind == WCK_AND)
+			continue;
+		e = lfirst(lc);
+		lc = lnext(plan->fdw_exprs, lc);
 		c->exprtype = exprType((Node *) e);
 		c->state = ExecInitExpr(e, (PlanState *) node);
 		if (c->field != WCF_ROWKEY && !IsA(e, Const))
 			ss->rowkey_only_rescan = false;
-		i++;
 	}
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
@@ -280,6 +285,7 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	ss->opts.nquals = ss->keys.nquals;
 	ss->opts.qual_prefixes = ss->keys.qual_prefixes;
 	ss->opts.nqual_prefixes = ss->keys.nqual_prefixes;
+	ss->opts.qual_range = ss->keys.has_qual_range ? &ss->keys.qual_range : NULL;
 	ss->opts.ts_min = ss->keys.ts_min;
 	ss->opts.ts_max = ss->keys.ts_max;
 	if (ss->wread)
@@ -712,29 +718,62 @@ widecolEndForeignScan(ForeignScanState *node)
 
 /* ---------------------------------------------------------------- EXPLAIN */
 
+/*
+ * wcfdw_explain_node
+ *		Appends the condition node at *node (an index into condinfo's triples)
+ *		and its subtree; *leaf is the index of the next leaf's expr
+ */
+static void
+wcfdw_explain_node(StringInfo buf, ExplainState *es, List *condinfo, List *exprs,
+				   int *node, int *leaf)
+{
+	WcFdwCondKind k = list_nth_int(condinfo, 3 * *node + 1);
+	int			nargs = list_nth_int(condinfo, 3 * *node + 2);
+	int			a;
+
+	(*node)++;
+	if (k != WCK_OR && k != WCK_AND)
+	{
+		appendStringInfo(buf, "%s %s", wcfdw_cond_op_name(k),
+						 deparse_expression(list_nth(exprs, (*leaf)++), es->deparse_cxt,
+											false, false));
+		return;
+	}
+	appendStringInfoChar(buf, '(');
+	for (a = 0; a < nargs; a++)
+	{
+		if (a > 0)
+			appendStringInfo(buf, " %s ", wcfdw_cond_op_name(k));
+		wcfdw_explain_node(buf, es, condinfo, exprs, node, leaf);
+	}
+	appendStringInfoChar(buf, ')');
+}
+
 static void
 wcfdw_explain_field(ForeignScanState *node, ExplainState *es, WcFdwField field,
 					const char *label)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	List	   *condinfo = list_nth(plan->fdw_private, WCFDW_PRIV_CONDS);
+	int			nnodes = list_length(condinfo) / 3;
 	StringInfoData buf;
-	ListCell   *lc;
-	int			i = 0;
+	StringInfoData one;
+	int			i = 0,
+				leaf = 0;
 
 	initStringInfo(&buf);
-	foreach(lc, plan->fdw_exprs)
+	initStringInfo(&one);
+	while (i < nnodes)
 	{
-		WcFdwField f = list_nth_int(condinfo, 2 * i);
-		WcFdwCondKind k = list_nth_int(condinfo, 2 * i + 1);
+		WcFdwField f = list_nth_int(condinfo, 3 * i);
 
-		i++;
+		resetStringInfo(&one);
+		wcfdw_explain_node(&one, es, condinfo, plan->fdw_exprs, &i, &leaf);
 		if (f != field)
 			continue;
 		if (buf.len > 0)
 			appendStringInfoString(&buf, " AND ");
-		appendStringInfo(&buf, "%s %s", wcfdw_cond_op_name(k),
-						 deparse_expression(lfirst(lc), es->deparse_cxt, false, false));
+		appendStringInfoString(&buf, one.data);
 	}
 	if (buf.len > 0)
 		ExplainPropertyText(label, buf.data, es);

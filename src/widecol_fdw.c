@@ -208,7 +208,7 @@ widecolGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntabl
 			if (c->rinfo == ri)
 			{
 				field = c->field;
-				if (c->field == WCF_ROWKEY && IsA(c->expr, Const) &&
+				if (c->field == WCF_ROWKEY && c->expr != NULL && IsA(c->expr, Const) &&
 					!((Const *) c->expr)->constisnull)
 				{
 					double		k = -1;
@@ -470,13 +470,7 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	ListCell   *lc;
 
 	foreach(lc, conds)
-	{
-		WcFdwCond  *c = lfirst(lc);
-
-		fdw_exprs = lappend(fdw_exprs, c->expr);
-		condinfo = lappend_int(condinfo, c->field);
-		condinfo = lappend_int(condinfo, c->kind);
-	}
+		wcfdw_cond_flatten(lfirst(lc), &fdw_exprs, &condinfo);
 
 	/* every qual is rechecked: the engine's keys describe a superset */
 	scan_clauses = extract_actual_clauses(scan_clauses, false);

@@ -264,14 +264,25 @@ typedef enum WcFdwCondKind
 	WCK_GT,
 	WCK_GE,
 	WCK_PREFIX,					/* starts_with(field, expr) */
-	WCK_LIKE					/* field LIKE expr (prefix taken at run time) */
+	WCK_LIKE,					/* field LIKE expr (prefix taken at run time) */
+	WCK_LIKE_ANY,				/* field LIKE ANY(array expr) */
+	WCK_PREFIX_ANY,				/* field ^@ ANY(array expr) */
+	WCK_OR,						/* rowkey: any of args (no expr) */
+	WCK_AND						/* rowkey: all of args, inside an OR (no expr) */
 } WcFdwCondKind;
 
+/*
+ * A pushed condition: a leaf "field kind expr", or (rowkey only) an OR of
+ * arms, each a leaf, an AND of leaves and ORs, or an OR.  In a plan the tree
+ * is flattened in prefix order (fdw_private WCFDW_PRIV_CONDS, one triple
+ * field, kind, nargs per node; fdw_exprs holds the leaves' exprs in order).
+ */
 typedef struct WcFdwCond
 {
 	WcFdwField	field;
 	WcFdwCondKind kind;
-	Expr	   *expr;			/* the side that is not our column */
+	Expr	   *expr;			/* the side that is not our column; NULL for OR/AND */
+	List	   *args;			/* OR, AND: the WcFdwCond arms */
 	RestrictInfo *rinfo;		/* planner only */
 } WcFdwCond;
 
@@ -293,29 +304,36 @@ typedef struct WcFdwScanKeys
 	int			nquals;
 	wc_slice   *qual_prefixes;
 	int			nqual_prefixes;
+	bool		has_qual_range; /* qual_range narrows the qualifiers */
+	wc_key_range qual_range;
 	int64		ts_min;
 	int64		ts_max;
 } WcFdwScanKeys;
 
+/* A condition's node at execution, in the plan's prefix order. */
 typedef struct WcFdwCondExec
 {
 	WcFdwField	field;
 	WcFdwCondKind kind;
+	int			nargs;			/* OR, AND: the arms that follow (subtrees) */
 	Oid			exprtype;
-	ExprState  *state;
+	ExprState  *state;			/* NULL for OR, AND */
 } WcFdwCondExec;
 
 extern void wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 							   WcFdwConverter *conv, const WcFdwTableOptions *topts,
 							   bool rowkey_only, WcFdwScanKeys *keys);
 extern char *wcfdw_cond_op_name(WcFdwCondKind kind);
+extern void wcfdw_cond_flatten(WcFdwCond *c, List **fdw_exprs, List **condinfo);
+extern int	wcfdw_cond_subtree_end(const WcFdwCondExec *conds, int i);
 
 /* ---------------------------------------------------------------- executor */
 
 /* fdw_private of a ForeignScan */
 enum WcFdwScanPrivate
 {
-	WCFDW_PRIV_CONDS = 0,		/* integer list: field, kind, field, kind ... */
+	WCFDW_PRIV_CONDS = 0,		/* integer list: field, kind, nargs per node of
+								 * the conditions' trees, in prefix order */
 	WCFDW_PRIV_ATTRS,			/* integer list of attnums the plan needs */
 	WCFDW_PRIV_LOCK,			/* integer list: row lock mode (NoLock = none),
 								 * LockWaitPolicy, 1 if the table is the
