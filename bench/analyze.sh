@@ -41,7 +41,9 @@ wc_psql -c "SELECT count(*) AS files, sum(cells) AS cells, pg_size_pretty(sum(by
               FROM widecol_stats('big')" -F ' ' | sed 's/^/store: files cells bytes = /'
 
 run_with() {    # run_with old|new
+    wc_as_cluster_user "$WC_PGBIN/pg_ctl" -D "$WC_PGDATA" -w -m fast stop >/dev/null
     cp "$work/$1.so" "$SOFILE"
+    SOSUM=$(md5sum <"$SOFILE")
     wc_cluster_restart >/dev/null
     for i in 1 2 3; do
         local t0 t1 info
