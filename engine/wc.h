@@ -501,6 +501,31 @@ int			wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err 
 int			wc_db_block_bounds(wc_db *db, const wc_slice *families, int nfamilies,
 							   wc_slice **out, int *n, wc_err *err);
 
+/* ---------------------------------------------------------------- inspection */
+
+/* What a store directory holds (wc_store_inspect). */
+typedef struct wc_store_info
+{
+	int			nfamilies;
+	char		(*families)[WC_MAX_FAMILY + 1];	/* of the sorted files, sorted */
+	uint64_t	files;
+	uint64_t	cells;			/* entries in sorted files */
+	uint64_t	log_bytes;		/* record bytes in the live logs: writes not flushed */
+	int			recent;			/* committed transactions MANIFEST remembers */
+	uint64_t	forgotten;		/* MANIFEST's forgotten tag, or 0 */
+	bool		truncated;		/* a truncate point is set */
+} wc_store_info;
+
+/*
+ * Reads the MANIFEST of the store in dir, and the sizes of its live logs, without
+ * opening the store (no lock, nothing changed): for moving a store to another
+ * PostgreSQL cluster, where log records and remembered transactions, which carry
+ * the writing cluster's transaction ids, would mean something else.  WC_NOT_FOUND
+ * when dir holds no MANIFEST.  Free with wc_store_info_free.
+ */
+int			wc_store_inspect(const char *dir, wc_store_info *info, wc_err *err);
+void		wc_store_info_free(wc_store_info *info);
+
 /* ---------------------------------------------------------------- replicas */
 
 /*

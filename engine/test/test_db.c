@@ -1001,6 +1001,43 @@ test_block_bounds(void)
 	test_rmdir(dir);
 }
 
+/* wc_store_inspect: families of the files, unflushed log bytes, a missing store */
+static void
+test_inspect(void)
+{
+	char	   *dir = test_tmpdir("inspect");
+	wc_family_opts fo[] = {{"zeta", 0, 0, WC_COMPRESS_LZ4}, {"alpha", 0, 0, WC_COMPRESS_LZ4},
+	{"empty", 0, 0, WC_COMPRESS_LZ4}};
+	wc_db	   *db = open_db(dir, fo, 3, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_store_info info;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	put(b, "zeta", "r1", "q", 1, "v");
+	put(b, "alpha", "r1", "q", 1, "v");
+	put(b, "alpha", "r2", "q", 1, "v");
+	write_batch(db, b);
+	CHECK_OK(wc_store_inspect(dir, &info, &err), &err);
+	CHECK(info.nfamilies == 0 && info.files == 0 && info.log_bytes > 0,
+		  "before a flush: %d families, %llu log bytes", info.nfamilies,
+		  (unsigned long long) info.log_bytes);
+	wc_store_info_free(&info);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK_OK(wc_store_inspect(dir, &info, &err), &err);
+	CHECK(info.nfamilies == 2 && strcmp(info.families[0], "alpha") == 0 &&
+		  strcmp(info.families[1], "zeta") == 0, "families after a flush: %d", info.nfamilies);
+	CHECK(info.files == 2 && info.cells == 3 && info.log_bytes == 0 && info.recent == 0,
+		  "files %llu cells %llu log bytes %llu", (unsigned long long) info.files,
+		  (unsigned long long) info.cells, (unsigned long long) info.log_bytes);
+	wc_store_info_free(&info);
+	CHECK(wc_store_inspect("/nonexistent/widecol", &info, &err) == WC_NOT_FOUND,
+		  "no store: %s", err.msg);
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
 /* ---------------------------------------------------------------- bulk writes */
 
 /* Number of NNNNNN.sst files in dir. */
@@ -1534,6 +1571,7 @@ main(void)
 	test_deletes_and_retention();
 	test_pending_and_truncate();
 	test_block_bounds();
+	test_inspect();
 	test_model(false);
 	open_ingest_bytes = 1;
 	test_model(true);
