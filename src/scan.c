@@ -1082,7 +1082,18 @@ wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 	}
 	else if (st.cells_scanned > 0)
 	{
-		*totalrows = floor(seen / (double) st.cells_scanned * entries + 0.5);
+		/*
+		 * A scan steps on one entry past each range's stop in each family
+		 * it reads, before it seeks to the next range: not entries of the
+		 * pieces
+		 */
+		double		past = (double) opts.nranges *
+			(opts.nfamilies > 0 ? opts.nfamilies : store->nfamilies);
+		double		scanned = Max((double) st.cells_scanned - past,
+								  (double) st.cells_returned);
+
+		scanned = Max(scanned, 1.0);
+		*totalrows = floor(Min(seen / scanned, 1.0) * entries + 0.5);
 		*totaldeadrows = wneed ? 0 : Max(0, entries - *totalrows);
 	}
 	else
