@@ -510,5 +510,7 @@ widecol_fdw_handler(PG_FUNCTION_ARGS)
 	r->EndForeignInsert = widecolEndForeignInsert;
 	r->ExecForeignTruncate = widecolExecForeignTruncate;
 
+	r->ImportForeignSchema = widecolImportForeignSchema;
+
 	PG_RETURN_POINTER(r);
 }

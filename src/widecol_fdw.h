@@ -23,6 +23,8 @@
  *		wal.c			logged tables: store changes in PostgreSQL's WAL, redo
  *		ddl.c			DROP hook (store removed at commit), column checks
  *		functions.c		widecol_flush/compact/stats
+ *		import.c		IMPORT FOREIGN SCHEMA: stores found under a server's
+ *						directory
  *		error.c			engine status -> ereport
  *
  * The calls between these files form no cycle.  widecol_fdw.c hands out the
@@ -154,12 +156,13 @@ typedef struct WcFdwTableOptions
 	bool		logged;			/* changes go to PostgreSQL's WAL (wal.c) */
 	Oid			store_relid;	/* the table whose store this one shows: itself,
 								 * or the one its option store names */
+	char	   *store_dir;		/* option store_directory, or NULL */
 } WcFdwTableOptions;
 
 extern void wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts);
 extern int	wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len);
 extern Oid	wcfdw_store_owner(Oid relid, bool missing_ok);
-extern char *wcfdw_store_path(Oid relid, const char *directory);
+extern char *wcfdw_store_path(Oid relid, const WcFdwTableOptions *opts);
 extern void wcfdw_option_init(void);
 extern size_t wcfdw_bulk_write_bytes(void);
 
@@ -417,6 +420,9 @@ extern void widecolEndForeignModify(EState *estate, ResultRelInfo *rinfo);
 extern void widecolBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
 extern void widecolEndForeignInsert(EState *estate, ResultRelInfo *rinfo);
 extern void widecolExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs);
+
+/* import.c */
+extern List *widecolImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid);
 
 /* ddl.c */
 extern void wcfdw_ddl_init(void);
