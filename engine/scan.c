@@ -276,6 +276,7 @@ stream_init(wc_scan *scan, fam_stream *fs, const wc_family *f, int64_t now)
 	rules.nquals = scan->opts->nquals;
 	rules.qual_prefixes = scan->opts->qual_prefixes;
 	rules.nqual_prefixes = scan->opts->nqual_prefixes;
+	rules.qual_range = scan->opts->qual_range;
 	wc_vis_init(&fs->vis, &rules);
 	fs->src = calloc(cap > 0 ? cap : 1, sizeof(source));
 	if (fs->src == NULL)
@@ -337,6 +338,9 @@ stream_seek_range(wc_scan *scan, fam_stream *fs)
 
 	wc_vis_reset(&fs->vis);
 	fs->step_first = false;
+	while (scan->nranges > 0 && fs->range_idx < scan->nranges &&
+		   range_empty(&scan->ranges[fs->range_idx]))
+		fs->range_idx++;
 	if (fs->merge == NULL || (scan->nranges > 0 && fs->range_idx >= scan->nranges) ||
 		(scan->nranges == 0 && fs->range_idx > 0))
 	{
@@ -401,6 +405,46 @@ stream_skip_column(fam_stream *fs)
 	wc_iter_seek(fs->merge, &target);
 }
 
+/*
+ * Moves past the current column (the last one fed to vis), which vis refused:
+ * when it lies outside the reader's qualifier range, by one seek to where the
+ * range starts in the row or to the next row, else as stream_skip_column.
+ * The row's DEL_FAMILY entries, which sort before its columns, have been fed
+ * by then, so a seek within the row misses nothing that masks.
+ */
+static void
+stream_skip_unwanted(wc_scan *scan, fam_stream *fs)
+{
+	const wc_key_range *qr = scan->opts->qual_range;
+	const wc_vis *vis = &fs->vis;
+	wc_cell		target;
+	int			where;
+
+	if (qr == NULL || (where = wc_vis_qual_in_range(qr, vis->qual, vis->qual_len)) == 0 ||
+		(where < 0 && wc_row_cmp(vis->qual, vis->qual_len, qr->start, qr->start_len) >= 0))
+	{
+		/* wanted by the range, or at an exclusive start: the next column */
+		stream_skip_column(fs);
+		return;
+	}
+	if (where < 0)
+		wc_cell_column_start(&target, vis->row, vis->row_len, qr->start, qr->start_len);
+	else
+	{
+		/* the first row after this one is row || 0x00 */
+		if (!wc_buf_reserve(&scan->keybuf, &scan->keycap, vis->row_len + 1))
+		{
+			stream_skip_column(fs);
+			return;
+		}
+		memcpy(scan->keybuf, vis->row, vis->row_len);
+		scan->keybuf[vis->row_len] = 0;
+		wc_cell_row_start(&target, scan->keybuf, vis->row_len + 1);
+	}
+	scan->stats.seeks++;
+	wc_iter_seek(fs->merge, &target);
+}
+
 static int
 stream_fail(wc_scan *scan, fam_stream *fs, int code)
 {
@@ -453,7 +497,7 @@ stream_advance(wc_scan *scan, fam_stream *fs)
 			if (rc < 0)
 				return stream_fail(scan, fs, wc_err_set(&scan->err, rc, "out of memory"));
 			if (rc == WC_VIS_SKIP_COLUMN)
-				stream_skip_column(fs);
+				stream_skip_unwanted(scan, fs);
 			else
 				wc_iter_next(fs->merge);
 			continue;
@@ -481,21 +525,24 @@ stream_advance(wc_scan *scan, fam_stream *fs)
 static int
 set_ranges(wc_scan *scan, const wc_key_range *ranges, int nranges)
 {
+	int			nempty = 0;
+
 	scan->ranges = ranges;
 	scan->nranges = nranges;
 	scan->points = nranges > 0;
 	for (int i = 0; i < nranges; i++)
 	{
+		/* an empty range among others is passed over (stream_seek_range) */
 		if (range_empty(&ranges[i]))
-			return 1;
-		if (!range_is_point(&ranges[i]))
+			nempty++;
+		else if (!range_is_point(&ranges[i]))
 			scan->points = false;
 		if (i > 0 && ranges[i - 1].stop_bound != WC_UNBOUNDED && ranges[i].start_bound != WC_UNBOUNDED &&
 			wc_row_cmp(ranges[i - 1].stop, ranges[i - 1].stop_len,
 					   ranges[i].start, ranges[i].start_len) > 0)
 			return -1;
 	}
-	return 0;
+	return nranges > 0 && nempty == nranges ? 1 : 0;
 }
 
 static int
@@ -763,4 +810,98 @@ wc_scan_close(wc_scan *scan)
 	free(scan->excl);
 	wc_version_unref(scan->v);
 	free(scan);
+}
+
+/* ---------------------------------------------------------------- sampling */
+
+static int
+slice_cmp(const void *a, const void *b)
+{
+	const wc_slice *x = a,
+			   *y = b;
+
+	return wc_row_cmp(x->data, x->len, y->data, y->len);
+}
+
+int
+wc_db_block_bounds(wc_db *db, const wc_slice *families, int nfamilies,
+				   wc_slice **out, int *n, wc_err *err)
+{
+	wc_version *v;
+	size_t		count = 0,
+				bytes = 0;
+	wc_slice   *sl = NULL;
+	uint8_t    *p = NULL;
+	size_t		k = 0;
+	int			rc = WC_OK;
+
+	*out = NULL;
+	*n = 0;
+	if ((v = wc_db_version(db, err)) == NULL)
+		return err->code;
+
+	/* two passes over the indexes: the sizes, then the copies */
+	for (int pass = 0; pass < 2 && rc == WC_OK; pass++)
+	{
+		for (int i = 0; i < v->nssts && rc == WC_OK; i++)
+		{
+			const wc_sst_props *pr = wc_sst_get_props(v->ssts[i]);
+			bool		wanted = nfamilies == 0;
+			uint32_t	nb = wc_sst_nblocks(v->ssts[i]);
+
+			for (int j = 0; j < nfamilies && !wanted; j++)
+				wanted = families[j].len == strlen(pr->family) &&
+					memcmp(families[j].data, pr->family, families[j].len) == 0;
+			if (!wanted || pr->cells == 0)
+				continue;
+			for (uint32_t b = 0; b < nb; b++)
+			{
+				const uint8_t *row;
+				size_t		len;
+
+				if ((rc = wc_sst_block_last_row(v->ssts[i], b, &row, &len, err)) != WC_OK)
+					break;
+				if (pass == 0)
+				{
+					count++;
+					bytes += len;
+					continue;
+				}
+				sl[k].data = p;
+				sl[k].len = len;
+				if (len)
+					memcpy(p, row, len);
+				p += len;
+				k++;
+			}
+		}
+		if (pass == 0 && rc == WC_OK)
+		{
+			if (count > (size_t) INT32_MAX)
+				rc = wc_err_set(err, WC_INVALID, "too many blocks to sample: %zu", count);
+			else if ((sl = malloc(sizeof(wc_slice) * (count ? count : 1) + bytes)) == NULL)
+				rc = wc_err_set(err, WC_NOMEM, "out of memory");
+			else
+				p = (uint8_t *) (sl + (count ? count : 1));
+		}
+	}
+	wc_version_unref(v);
+	if (rc != WC_OK)
+	{
+		free(sl);
+		return rc;
+	}
+	if (k > 1)
+	{
+		size_t		j = 0;
+
+		qsort(sl, k, sizeof(wc_slice), slice_cmp);
+		for (size_t i = 1; i < k; i++)
+			if (slice_cmp(&sl[j], &sl[i]) != 0)
+				sl[++j] = sl[i];
+		k = j + 1;
+	}
+	*out = sl;
+	*n = (int) k;
+	return WC_OK;
 }

@@ -106,6 +106,17 @@ const char *wc_sst_name(const wc_sst *s);
 /* False only if no entry of row can be in the file (bloom filter and row range). */
 bool		wc_sst_may_contain_row(const wc_sst *s, const uint8_t *row, size_t row_len);
 
+/* Number of data blocks. */
+uint32_t	wc_sst_nblocks(const wc_sst *s);
+
+/*
+ * The rowkey of the last entry of data block i (i < wc_sst_nblocks), from the
+ * index: no data block is read.  The bytes live as long as the wc_sst.  For
+ * sampling (wc_db_block_bounds).
+ */
+int			wc_sst_block_last_row(wc_sst *s, uint32_t i, const uint8_t **row,
+								  size_t *row_len, wc_err *err);
+
 /*
  * An iterator over the file (holds a reference).  If stats is not NULL, each data
  * block read from disk adds one to stats->blocks_read.  Errors (checksum,

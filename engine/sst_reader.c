@@ -645,6 +645,28 @@ wc_sst_name(const wc_sst *s)
 	return s->file.name;
 }
 
+int
+wc_sst_block_last_row(wc_sst *s, uint32_t i, const uint8_t **row, size_t *row_len, wc_err *err)
+{
+	idx_entry	e;
+	int			rc;
+
+	if (i >= s->nblocks)
+		return wc_err_set(err, WC_INVALID, "block %u of %s does not exist (it has %u)",
+						  i, s->file.name, s->nblocks);
+	if ((rc = index_get(s, i, &e, err)) != WC_OK)
+		return rc;
+	*row = e.key.row;
+	*row_len = e.key.row_len;
+	return WC_OK;
+}
+
+uint32_t
+wc_sst_nblocks(const wc_sst *s)
+{
+	return s->nblocks;
+}
+
 bool
 wc_sst_may_contain_row(const wc_sst *s, const uint8_t *row, size_t row_len)
 {

@@ -23,7 +23,7 @@
  *   - ttl: versions with ts < ttl_cutoff are gone.
  *   - the reader's filters: its time range [ts_min, ts_max] (a version outside it
  *     is not returned but still holds its place for max_versions) and its columns
- *     (quals, qual_prefixes: a column not asked for is skipped whole).
+ *     (quals, qual_prefixes, qual_range: a column not asked for is skipped whole).
  *
  * Modes.  WC_VIS_READ (a scan): WC_VIS_EMIT means "a put to return".  WC_VIS_COMPACT
  * (a compaction that sees, for every row it covers, every sorted file that can hold
@@ -112,6 +112,7 @@ typedef struct wc_vis_rules
 	int			nquals;
 	const wc_slice *qual_prefixes;
 	int			nqual_prefixes;
+	const wc_key_range *qual_range; /* and within this range; NULL = any */
 } wc_vis_rules;
 
 /*
@@ -178,10 +179,36 @@ wc_vis_ttl_cutoff(int64_t now_ms, int64_t ttl_ms)
 	return INT64_MIN;
 }
 
+/*
+ * Where qualifier q[0..len-1] lies against range r: -1 before its start, 1
+ * after its stop, 0 inside.
+ */
+static inline int
+wc_vis_qual_in_range(const wc_key_range *r, const uint8_t *q, size_t len)
+{
+	int			c;
+
+	if (r->start_bound != WC_UNBOUNDED)
+	{
+		c = wc_row_cmp(q, len, r->start, r->start_len);
+		if (c < 0 || (c == 0 && r->start_bound == WC_EXCLUSIVE))
+			return -1;
+	}
+	if (r->stop_bound != WC_UNBOUNDED)
+	{
+		c = wc_row_cmp(q, len, r->stop, r->stop_len);
+		if (c > 0 || (c == 0 && r->stop_bound == WC_EXCLUSIVE))
+			return 1;
+	}
+	return 0;
+}
+
 /* Is the column with qualifier q[0..len-1] one the reader asks for? */
 static inline bool
 wc_vis_column_wanted(const wc_vis_rules *r, const uint8_t *q, size_t len)
 {
+	if (r->qual_range != NULL && wc_vis_qual_in_range(r->qual_range, q, len) != 0)
+		return false;
 	if (r->nquals == 0 && r->nqual_prefixes == 0)
 		return true;
 	for (int i = 0; i < r->nquals; i++)

@@ -349,6 +349,13 @@ typedef struct wc_scan_opts
 	int			nquals;
 	const wc_slice *qual_prefixes;
 	int			nqual_prefixes;
+	/*
+	 * And a qualifier range (the bounds compared as bytes, as rowkeys are): a
+	 * cell passes only if its qualifier lies in it.  NULL = every qualifier.
+	 * Unlike quals, it seeks: the scan jumps to the range's start within a row
+	 * and to the next row past its stop.
+	 */
+	const wc_key_range *qual_range;
 	/* Timestamps in [ts_min, ts_max], both inclusive (no overflow at the ends). */
 	int64_t		ts_min;
 	int64_t		ts_max;
@@ -486,6 +493,44 @@ typedef struct wc_db_stats
 
 /* Totals; family NULL = all families, else that family only. */
 int			wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err);
+
+/*
+ * Sampling (PostgreSQL's ANALYZE): the rowkeys that end the data blocks of the
+ * live sorted files of the given families (n = 0: all families), taken from
+ * the files' indexes without reading a data block, sorted and de-duplicated.
+ * Consecutive bounds b[i-1] < row <= b[i] split the key space into pieces
+ * that hold at most about one data block of each file (plus the memtables'
+ * entries there), so that scanning a random subset of the pieces reads that
+ * fraction of the store.  *out is one malloc'd array (free with free()) whose
+ * slices point into it.
+ */
+int			wc_db_block_bounds(wc_db *db, const wc_slice *families, int nfamilies,
+							   wc_slice **out, int *n, wc_err *err);
+
+/* ---------------------------------------------------------------- inspection */
+
+/* What a store directory holds (wc_store_inspect). */
+typedef struct wc_store_info
+{
+	int			nfamilies;
+	char		(*families)[WC_MAX_FAMILY + 1];	/* of the sorted files, sorted */
+	uint64_t	files;
+	uint64_t	cells;			/* entries in sorted files */
+	uint64_t	log_bytes;		/* record bytes in the live logs: writes not flushed */
+	int			recent;			/* committed transactions MANIFEST remembers */
+	uint64_t	forgotten;		/* MANIFEST's forgotten tag, or 0 */
+	bool		truncated;		/* a truncate point is set */
+} wc_store_info;
+
+/*
+ * Reads the MANIFEST of the store in dir, and the sizes of its live logs, without
+ * opening the store (no lock, nothing changed): for moving a store to another
+ * PostgreSQL cluster, where log records and remembered transactions, which carry
+ * the writing cluster's transaction ids, would mean something else.  WC_NOT_FOUND
+ * when dir holds no MANIFEST.  Free with wc_store_info_free.
+ */
+int			wc_store_inspect(const char *dir, wc_store_info *info, wc_err *err);
+void		wc_store_info_free(wc_store_info *info);
 
 /* ---------------------------------------------------------------- replicas */
 

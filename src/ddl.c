@@ -114,7 +114,10 @@ wcfdw_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 			return;
 
 		wcfdw_get_table_options(objectId, &opts);
-		path = wcfdw_store_path(objectId, opts.directory);
+		/* store_directory without the server's directory: there is no store */
+		if (opts.store_dir != NULL && opts.directory == NULL)
+			return;
+		path = wcfdw_store_path(objectId, &opts);
 		wcfdw_store_drop_at_commit(objectId, path);
 		pfree(path);
 	}

@@ -9,10 +9,13 @@
  *		rowkey		a sorted list of disjoint ranges: = and IN give points
  *					(sorted, de-duplicated), < <= > >= give half ranges with
  *					their exact inclusivity, a prefix p gives [p, p+1) where
- *					p+1 drops trailing 0xff bytes and increments the last one
+ *					p+1 drops trailing 0xff bytes and increments the last one;
+ *					an OR (and LIKE ANY, ^@ ANY) the union of its arms'
+ *					ranges, sorted, with overlapping and touching ones merged
  *		family		the declared families named by every = / IN
- *		qualifier	= / IN sets intersected and filtered by the prefixes, or
- *					the longest prefix when all prefixes agree
+ *		qualifier	= / IN sets intersected and filtered by the range of
+ *					the others, or that range: < <= > >= and prefixes
+ *					intersected (the engine seeks to its start in a row)
  *		ts			an inclusive [min, max]; "ts < x" is max = x - 1, computed
  *					without overflow; timestamptz values are rounded to the
  *					cell milliseconds in the direction that keeps the range
@@ -248,12 +251,6 @@ wcfdw_prefix_range(WcFdwBytes p)
 	return wcfdw_make_range(p, WC_INCLUSIVE, hi, WC_EXCLUSIVE);
 }
 
-static bool
-wcfdw_has_prefix(WcFdwBytes v, WcFdwBytes p)
-{
-	return v.len >= p.len && memcmp(v.data, p.data, p.len) == 0;
-}
-
 /* int2/int4/int8 Datum as int64 */
 static int64
 wcfdw_int_value(Datum d, Oid type)
@@ -375,6 +372,163 @@ wcfdw_ts_bound(WcFdwCondKind kind, Datum d, Oid type, WcFdwRepr repr,
 	return *min <= *max;
 }
 
+static int
+wcfdw_range_qsort_cmp(const void *a, const void *b)
+{
+	const WcFdwRange *x = *(WcFdwRange *const *) a;
+	const WcFdwRange *y = *(WcFdwRange *const *) b;
+
+	return wcfdw_bound_cmp(&x->lo, true, &y->lo, true);
+}
+
+/*
+ * wcfdw_union
+ *		The union of ranges in any order and overlapping: sorted, disjoint,
+ *		ranges that overlap or touch merged, empty ones dropped
+ */
+static List *
+wcfdw_union(List *ranges)
+{
+	WcFdwRange **arr;
+	List	   *out = NIL;
+	WcFdwRange *cur = NULL;
+	int			n = 0,
+				i;
+	ListCell   *lc;
+
+	if (ranges == NIL)
+		return NIL;
+	arr = palloc(sizeof(WcFdwRange *) * list_length(ranges));
+	foreach(lc, ranges)
+	{
+		WcFdwRange *r = lfirst(lc);
+
+		if (wcfdw_bound_cmp(&r->lo, true, &r->hi, false) < 0)
+			arr[n++] = r;
+	}
+	qsort(arr, n, sizeof(WcFdwRange *), wcfdw_range_qsort_cmp);
+	for (i = 0; i < n; i++)
+	{
+		/* no gap between cur's stop and the next start: one range */
+		if (cur != NULL && wcfdw_bound_cmp(&arr[i]->lo, true, &cur->hi, false) <= 0)
+		{
+			if (wcfdw_bound_cmp(&arr[i]->hi, false, &cur->hi, false) > 0)
+				cur->hi = arr[i]->hi;
+			continue;
+		}
+		cur = palloc(sizeof(WcFdwRange));
+		*cur = *arr[i];
+		out = lappend(out, cur);
+	}
+	return out;
+}
+
+/* The range a LIKE pattern's fixed prefix allows: a point without wildcards. */
+static WcFdwRange *
+wcfdw_like_range(WcFdwBytes pattern)
+{
+	bool		exact;
+	WcFdwBytes	p = wcfdw_like_prefix(pattern, &exact);
+
+	if (exact)
+		return wcfdw_make_range(p, WC_INCLUSIVE, p, WC_INCLUSIVE);
+	return wcfdw_prefix_range(p);
+}
+
+/*
+ * wcfdw_leaf_ranges
+ *		The sorted, disjoint ranges a leaf condition on a byte-string field
+ *		allows, for the value d (an array for IN and the ANY kinds)
+ */
+static List *
+wcfdw_leaf_ranges(WcFdwCondKind kind, Datum d)
+{
+	WcFdwBytes	none = {NULL, 0};
+	WcFdwBytes *vals;
+	WcFdwBytes	v;
+	List	   *these = NIL;
+	int			nvals,
+				k;
+
+	switch (kind)
+	{
+		case WCK_IN:
+		case WCK_LIKE_ANY:
+		case WCK_PREFIX_ANY:
+			vals = wcfdw_array_bytes(d, &nvals);
+			for (k = 0; k < nvals; k++)
+			{
+				if (kind == WCK_IN)
+					these = lappend(these, wcfdw_make_range(vals[k], WC_INCLUSIVE,
+															vals[k], WC_INCLUSIVE));
+				else if (kind == WCK_LIKE_ANY)
+					these = lappend(these, wcfdw_like_range(vals[k]));
+				else
+					these = lappend(these, wcfdw_prefix_range(vals[k]));
+			}
+			/* points come sorted and distinct; prefixes may nest */
+			return kind == WCK_IN ? these : wcfdw_union(these);
+		default:
+			break;
+	}
+	v = wcfdw_varlena_bytes(d);
+	switch (kind)
+	{
+		case WCK_EQ:
+			return list_make1(wcfdw_make_range(v, WC_INCLUSIVE, v, WC_INCLUSIVE));
+		case WCK_LT:
+			return list_make1(wcfdw_make_range(none, WC_UNBOUNDED, v, WC_EXCLUSIVE));
+		case WCK_LE:
+			return list_make1(wcfdw_make_range(none, WC_UNBOUNDED, v, WC_INCLUSIVE));
+		case WCK_GT:
+			return list_make1(wcfdw_make_range(v, WC_EXCLUSIVE, none, WC_UNBOUNDED));
+		case WCK_GE:
+			return list_make1(wcfdw_make_range(v, WC_INCLUSIVE, none, WC_UNBOUNDED));
+		case WCK_PREFIX:
+			return list_make1(wcfdw_prefix_range(v));
+		case WCK_LIKE:
+			return list_make1(wcfdw_like_range(v));
+		default:
+			elog(ERROR, "unexpected condition kind %d", (int) kind);
+	}
+	return NIL;					/* keep the compiler quiet */
+}
+
+/*
+ * wcfdw_rowkey_node_ranges
+ *		The rowkey ranges of the condition subtree at conds[*i] (a leaf, or an
+ *		OR / AND of subtrees), evaluated now; *i is moved past the subtree.  A
+ *		NULL value makes its leaf match nothing.
+ */
+static List *
+wcfdw_rowkey_node_ranges(WcFdwCondExec *conds, int *i, ExprContext *econtext)
+{
+	WcFdwCondExec *c = &conds[(*i)++];
+	WcFdwBytes	none = {NULL, 0};
+	List	   *ranges = NIL;
+	bool		isnull;
+	Datum		d;
+	int			a;
+
+	if (c->kind == WCK_OR)
+	{
+		for (a = 0; a < c->nargs; a++)
+			ranges = list_concat(ranges, wcfdw_rowkey_node_ranges(conds, i, econtext));
+		return wcfdw_union(ranges);
+	}
+	if (c->kind == WCK_AND)
+	{
+		ranges = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, none, WC_UNBOUNDED));
+		for (a = 0; a < c->nargs; a++)
+			ranges = wcfdw_intersect(ranges, wcfdw_rowkey_node_ranges(conds, i, econtext));
+		return ranges;
+	}
+	d = ExecEvalExpr(c->state, econtext, &isnull);
+	if (isnull)
+		return NIL;
+	return wcfdw_leaf_ranges(c->kind, d);
+}
+
 /*
  * wcfdw_compute_keys
  *		Evaluates the conditions and fills keys (allocated in the current
@@ -393,7 +547,7 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 	bool		qual_set = false;
 	WcFdwBytes *quals = NULL;
 	int			nquals = 0;
-	List	   *prefixes = NIL;
+	List	   *qual_range;
 	int64		ts_min = PG_INT64_MIN;
 	int64		ts_max = PG_INT64_MAX;
 	int			i;
@@ -405,10 +559,12 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 	keys->nranges = 0;
 
 	ranges = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, none, WC_UNBOUNDED));
+	qual_range = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, none, WC_UNBOUNDED));
 	for (i = 0; i < topts->nfamilies; i++)
 		fam_ok[i] = true;
 
-	for (i = 0; i < nconds; i++)
+	i = 0;
+	while (i < nconds)
 	{
 		WcFdwCondExec *c = &conds[i];
 		bool		isnull;
@@ -418,7 +574,13 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 		WcFdwCondKind kind;
 		int			k;
 
-		if (rowkey_only && c->field != WCF_ROWKEY)
+		if (c->field == WCF_ROWKEY)
+		{
+			ranges = wcfdw_intersect(ranges, wcfdw_rowkey_node_ranges(conds, &i, econtext));
+			continue;
+		}
+		i = wcfdw_cond_subtree_end(conds, i);
+		if (rowkey_only)
 			continue;
 		d = ExecEvalExpr(c->state, econtext, &isnull);
 		if (isnull)
@@ -502,38 +664,6 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 
 		switch (c->field)
 		{
-			case WCF_ROWKEY:
-				{
-					List	   *these = NIL;
-
-					switch (kind)
-					{
-						case WCK_EQ:
-						case WCK_IN:
-							for (k = 0; k < nvals; k++)
-								these = lappend(these, wcfdw_make_range(vals[k], WC_INCLUSIVE,
-																		vals[k], WC_INCLUSIVE));
-							break;
-						case WCK_LT:
-							these = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, vals[0], WC_EXCLUSIVE));
-							break;
-						case WCK_LE:
-							these = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, vals[0], WC_INCLUSIVE));
-							break;
-						case WCK_GT:
-							these = list_make1(wcfdw_make_range(vals[0], WC_EXCLUSIVE, none, WC_UNBOUNDED));
-							break;
-						case WCK_GE:
-							these = list_make1(wcfdw_make_range(vals[0], WC_INCLUSIVE, none, WC_UNBOUNDED));
-							break;
-						case WCK_PREFIX:
-						case WCK_LIKE:
-							these = list_make1(wcfdw_prefix_range(vals[0]));
-							break;
-					}
-					ranges = wcfdw_intersect(ranges, these);
-					break;
-				}
 			case WCF_FAMILY:
 				{
 					bool	   *hit = palloc0(sizeof(bool) * Max(topts->nfamilies, 1));
@@ -551,8 +681,37 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 					break;
 				}
 			case WCF_QUALIFIER:
-				if (kind == WCK_PREFIX)
-					prefixes = lappend(prefixes, &vals[0]);
+				if (kind != WCK_EQ && kind != WCK_IN)
+				{
+					/* < <= > >= and prefixes: one range, intersected */
+					WcFdwBytes	v = vals[0];
+					List	   *these;
+
+					switch (kind)
+					{
+						case WCK_LT:
+							these = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, v, WC_EXCLUSIVE));
+							break;
+						case WCK_LE:
+							these = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, v, WC_INCLUSIVE));
+							break;
+						case WCK_GT:
+							these = list_make1(wcfdw_make_range(v, WC_EXCLUSIVE, none, WC_UNBOUNDED));
+							break;
+						case WCK_GE:
+							these = list_make1(wcfdw_make_range(v, WC_INCLUSIVE, none, WC_UNBOUNDED));
+							break;
+						default:
+							these = list_make1(wcfdw_prefix_range(v));
+							break;
+					}
+					qual_range = wcfdw_intersect(qual_range, these);
+					if (qual_range == NIL)
+					{
+						keys->empty = true;
+						return;
+					}
+				}
 				else if (!qual_set)
 				{
 					quals = vals;
@@ -637,17 +796,19 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 
 	if (qual_set)
 	{
-		ListCell   *lc;
+		/* the values of = and IN that lie in the range */
+		WcFdwRange *qr = linitial(qual_range);
 		int			n = 0;
 
 		keys->quals = palloc(sizeof(wc_slice) * Max(nquals, 1));
 		for (i = 0; i < nquals; i++)
 		{
-			bool		ok = true;
+			WcFdwRange	point;
 
-			foreach(lc, prefixes)
-				ok = ok && wcfdw_has_prefix(quals[i], *(WcFdwBytes *) lfirst(lc));
-			if (ok)
+			point.lo.key = point.hi.key = quals[i];
+			point.lo.kind = point.hi.kind = WC_INCLUSIVE;
+			if (wcfdw_bound_cmp(&qr->lo, true, &point.lo, true) <= 0 &&
+				wcfdw_bound_cmp(&point.hi, false, &qr->hi, false) <= 0)
 			{
 				keys->quals[n].data = quals[i].data;
 				keys->quals[n].len = quals[i].len;
@@ -661,32 +822,19 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 			return;
 		}
 	}
-	else if (prefixes != NIL)
+	else
 	{
-		WcFdwBytes *longest = NULL;
-		ListCell   *lc;
+		WcFdwRange *qr = linitial(qual_range);
 
-		foreach(lc, prefixes)
+		if (qr->lo.kind != WC_UNBOUNDED || qr->hi.kind != WC_UNBOUNDED)
 		{
-			WcFdwBytes *p = lfirst(lc);
-
-			if (longest == NULL || p->len > longest->len)
-				longest = p;
-		}
-		foreach(lc, prefixes)
-		{
-			if (!wcfdw_has_prefix(*longest, *(WcFdwBytes *) lfirst(lc)))
-			{
-				keys->empty = true;
-				return;
-			}
-		}
-		if (longest->len > 0)
-		{
-			keys->qual_prefixes = palloc(sizeof(wc_slice));
-			keys->qual_prefixes[0].data = longest->data;
-			keys->qual_prefixes[0].len = longest->len;
-			keys->nqual_prefixes = 1;
+			keys->has_qual_range = true;
+			keys->qual_range.start = qr->lo.key.data;
+			keys->qual_range.start_len = qr->lo.key.len;
+			keys->qual_range.start_bound = qr->lo.kind;
+			keys->qual_range.stop = qr->hi.key.data;
+			keys->qual_range.stop_len = qr->hi.key.len;
+			keys->qual_range.stop_bound = qr->hi.kind;
 		}
 	}
 

@@ -23,6 +23,9 @@
  * Server options:
  *		directory		stores live in <directory>/<dboid>_<reloid> instead of
  *						the database directory (superuser only)
+ *	table:
+ *		store_directory	the store is <directory>/<this name> (superuser only;
+ *						set by IMPORT FOREIGN SCHEMA, import.c)
  * GUCs:
  *		widecol_fdw.bulk_write_size
  *						a transaction writing this much to a table commits
@@ -69,7 +72,7 @@ int			wcfdw_session_memory_kb = 65536;
 
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
-static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", "logged", "store", NULL};
+static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", "logged", "store", "store_directory", NULL};
 
 /*
  * wcfdw_parse_families
@@ -237,7 +240,7 @@ wcfdw_invalid_option(const char *name, Oid catalog)
 	const char *valid;
 
 	if (catalog == ForeignTableRelationId)
-		valid = "families, max_versions, ttl, compression, logged, store, "
+		valid = "families, max_versions, ttl, compression, logged, store, store_directory, "
 			"\"<family>.max_versions\", \"<family>.ttl\", \"<family>.compression\"";
 	else if (catalog == AttributeRelationId)
 		valid = "cell";
@@ -291,6 +294,23 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 			{
 				families = wcfdw_parse_families(defGetString(def));
 				have_families = true;
+			}
+			if (strcmp(def->defname, "store_directory") == 0)
+			{
+				const char *name = defGetString(def);
+
+				/* it names files: as for the server's directory */
+				if (!superuser())
+					ereport(ERROR,
+							(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+							 errmsg("permission denied to set option \"store_directory\""),
+							 errhint("Only a superuser may choose where a store is kept.")));
+				if (name[0] == '\0' || strchr(name, '/') != NULL ||
+					strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("invalid value for option \"store_directory\": \"%s\"", name),
+							 errhint("Give the name of a directory under the server's directory, without \"/\".")));
 			}
 			if (strcmp(def->defname, "store") == 0)
 			{
@@ -365,7 +385,8 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 		char	   *fam = NULL;
 		const char *opt = def->defname;
 
-		if (catalog != ForeignTableRelationId || strcmp(opt, "families") == 0)
+		if (catalog != ForeignTableRelationId || strcmp(opt, "families") == 0 ||
+			strcmp(opt, "store_directory") == 0)
 			continue;
 		if (strcmp(opt, "logged") == 0)
 		{
@@ -448,6 +469,8 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 			compression = wcfdw_parse_compression(def->defname, defGetString(def));
 		else if (strcmp(def->defname, "logged") == 0)
 			opts->logged = wcfdw_parse_logged(defGetString(def));
+		else if (strcmp(def->defname, "store_directory") == 0)
+			opts->store_dir = pstrdup(defGetString(def));
 	}
 	if (names == NIL)
 		ereport(ERROR,
@@ -572,8 +595,21 @@ wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len)
  * removes it with everything else.
  */
 char *
-wcfdw_store_path(Oid relid, const char *directory)
+wcfdw_store_path(Oid relid, const WcFdwTableOptions *opts)
 {
+	const char *directory = opts->directory;
+
+	/* a store imported, or placed by hand: its own name */
+	if (opts->store_dir)
+	{
+		if (directory == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+					 errmsg("option \"store_directory\" of foreign table \"%s\" needs the server option \"directory\"",
+							get_rel_name(opts->store_relid)),
+					 errhint("Set the server's directory, under which the store is found.")));
+		return psprintf("%s/%s", directory, opts->store_dir);
+	}
 	if (directory)
 		return psprintf("%s/%u_%u", directory, MyDatabaseId, relid);
 	return psprintf("%s/%s/widecol_%u", DataDir,

@@ -12,13 +12,20 @@
  * values into sorted, disjoint rowkey ranges, a family list, a qualifier
  * filter and an inclusive time range.
  *
+ * An OR of conditions on the rowkey (and LIKE ANY / ^@ ANY of an array) is
+ * pushed as a tree when every arm narrows the rowkey: an arm that is an AND
+ * keeps its rowkey conditions and drops the others (a superset); keys.c
+ * turns the tree into the union of its arms' ranges, sorted and merged, so
+ * the scan still visits keys in order.
+ *
  * Every pushed clause also stays in the plan's qual, so PostgreSQL rechecks
  * it: the keys only have to describe a superset of the matching cells.
  *
  * Where a condition is valid:
  *		= and IN		any deterministic collation: equal text is equal bytes
- *		< <= > >=		bytea, text under a "C" collation, text_pattern_ops
- *						operators: PostgreSQL's order is then byte order
+ *		< <= > >=		rowkey and qualifier: bytea, text under a "C"
+ *						collation, text_pattern_ops operators: PostgreSQL's
+ *						order is then byte order
  *		LIKE, starts_with, ^@	any deterministic collation: a LIKE pattern
  *						'p%' matches exactly the values whose bytes start
  *						with p, which is the byte range [p, p+1)
@@ -135,7 +142,8 @@ wcfdw_classify_op(Oid opno, Oid inputcollid, const WcFdwColumn *col, WcFdwField 
 				}
 				if (strategy == BTEqualStrategyNumber)
 					return strategy;
-				if (strategy != 0 && byte_order && field == WCF_ROWKEY)
+				if (strategy != 0 && byte_order &&
+					(field == WCF_ROWKEY || field == WCF_QUALIFIER))
 					return strategy;
 				return 0;
 			}
@@ -172,18 +180,14 @@ wcfdw_strategy_kind(int strategy)
 }
 
 /*
- * wcfdw_cond_from_clause
- *		Fills cond if rinfo's clause can narrow the engine's scan
+ * wcfdw_cond_from_expr
+ *		Fills cond (a leaf) if clause can narrow the engine's scan
  */
-bool
-wcfdw_cond_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
-					   RestrictInfo *rinfo, WcFdwCond *cond)
+static bool
+wcfdw_cond_from_expr(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
+					 Expr *clause, RestrictInfo *rinfo, WcFdwCond *cond)
 {
-	Expr	   *clause = rinfo->clause;
-
-	if (rinfo->pseudoconstant)
-		return false;
-
+	memset(cond, 0, sizeof(*cond));
 	if (IsA(clause, OpExpr))
 	{
 		OpExpr	   *op = (OpExpr *) clause;
@@ -244,8 +248,6 @@ wcfdw_cond_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumn
 			return false;
 		if (field == WCF_FAMILY && strategy != BTEqualStrategyNumber)
 			return false;
-		if (field == WCF_QUALIFIER && strategy != BTEqualStrategyNumber)
-			return false;
 		if (field == WCF_VALUE)
 			return false;
 		cond->field = field;
@@ -269,6 +271,34 @@ wcfdw_cond_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumn
 		arr = lsecond(saop->args);
 		if (!wcfdw_is_scan_constant(root, baserel, arr))
 			return false;
+
+		/*
+		 * rowkey LIKE ANY (ARRAY[...]) and rowkey ^@ ANY (...): a union of
+		 * prefix ranges (salted keys: one prefix per salt), under the
+		 * collations of LIKE and ^@ above
+		 */
+		if (field == WCF_ROWKEY &&
+			((saop->opno == OID_TEXT_LIKE_OP && cols->f[field].repr == WCR_TEXT &&
+			  OidIsValid(saop->inputcollid) &&
+			  get_collation_isdeterministic(saop->inputcollid)) ||
+			 (saop->opno == OID_BYTEA_LIKE_OP && cols->f[field].repr == WCR_BYTEA)))
+		{
+			cond->field = field;
+			cond->kind = WCK_LIKE_ANY;
+			cond->expr = (Expr *) arr;
+			cond->rinfo = rinfo;
+			return true;
+		}
+		if (field == WCF_ROWKEY && saop->opno == TextPrefixOperator &&
+			cols->f[field].repr == WCR_TEXT && OidIsValid(saop->inputcollid) &&
+			get_collation_isdeterministic(saop->inputcollid))
+		{
+			cond->field = field;
+			cond->kind = WCK_PREFIX_ANY;
+			cond->expr = (Expr *) arr;
+			cond->rinfo = rinfo;
+			return true;
+		}
 		if (wcfdw_classify_op(saop->opno, saop->inputcollid, &cols->f[field], field,
 							  cols->f[field].typid, InvalidOid) != BTEqualStrategyNumber)
 			return false;
@@ -301,6 +331,144 @@ wcfdw_cond_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumn
 		return true;
 	}
 	return false;
+}
+
+static WcFdwCond *wcfdw_rowkey_or(PlannerInfo *root, RelOptInfo *baserel,
+								  const WcFdwColumns *cols, BoolExpr *or,
+								  RestrictInfo *rinfo);
+
+/*
+ * wcfdw_rowkey_arm
+ *		What one arm of an OR says about the rowkey, or NULL if it allows every
+ *		rowkey: a leaf, an OR, or an AND of those (the arm's conditions on other
+ *		columns are left out: the pushed tree only has to hold a superset)
+ */
+static WcFdwCond *
+wcfdw_rowkey_arm(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
+				 Expr *arm, RestrictInfo *rinfo)
+{
+	WcFdwCond	leaf;
+
+	if (is_orclause(arm))
+		return wcfdw_rowkey_or(root, baserel, cols, (BoolExpr *) arm, rinfo);
+	if (is_andclause(arm))
+	{
+		List	   *args = NIL;
+		ListCell   *lc;
+		WcFdwCond  *c;
+
+		foreach(lc, ((BoolExpr *) arm)->args)
+		{
+			WcFdwCond  *sub = wcfdw_rowkey_arm(root, baserel, cols, lfirst(lc), rinfo);
+
+			if (sub != NULL)
+				args = lappend(args, sub);
+		}
+		if (args == NIL)
+			return NULL;
+		if (list_length(args) == 1)
+			return linitial(args);
+		c = palloc0(sizeof(WcFdwCond));
+		c->field = WCF_ROWKEY;
+		c->kind = WCK_AND;
+		c->args = args;
+		c->rinfo = rinfo;
+		return c;
+	}
+	if (wcfdw_cond_from_expr(root, baserel, cols, arm, rinfo, &leaf) &&
+		leaf.field == WCF_ROWKEY)
+	{
+		WcFdwCond  *c = palloc(sizeof(WcFdwCond));
+
+		*c = leaf;
+		return c;
+	}
+	return NULL;
+}
+
+/*
+ * wcfdw_rowkey_or
+ *		An OR whose every arm narrows the rowkey, as a tree (WCK_OR), or NULL
+ */
+static WcFdwCond *
+wcfdw_rowkey_or(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
+				BoolExpr *or, RestrictInfo *rinfo)
+{
+	List	   *args = NIL;
+	ListCell   *lc;
+	WcFdwCond  *c;
+
+	foreach(lc, or->args)
+	{
+		WcFdwCond  *arm = wcfdw_rowkey_arm(root, baserel, cols, lfirst(lc), rinfo);
+
+		if (arm == NULL)
+			return NULL;		/* that arm lets any rowkey through */
+		args = lappend(args, arm);
+	}
+	c = palloc0(sizeof(WcFdwCond));
+	c->field = WCF_ROWKEY;
+	c->kind = WCK_OR;
+	c->args = args;
+	c->rinfo = rinfo;
+	return c;
+}
+
+/*
+ * wcfdw_cond_from_clause
+ *		Fills cond if rinfo's clause can narrow the engine's scan
+ */
+bool
+wcfdw_cond_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
+					   RestrictInfo *rinfo, WcFdwCond *cond)
+{
+	if (rinfo->pseudoconstant)
+		return false;
+	if (is_orclause(rinfo->clause))
+	{
+		WcFdwCond  *c = wcfdw_rowkey_or(root, baserel, cols, (BoolExpr *) rinfo->clause,
+										rinfo);
+
+		if (c == NULL)
+			return false;
+		*cond = *c;
+		return true;
+	}
+	return wcfdw_cond_from_expr(root, baserel, cols, rinfo->clause, rinfo, cond);
+}
+
+/*
+ * wcfdw_cond_flatten
+ *		Appends c's tree in prefix order: a (field, kind, nargs) triple per
+ *		node to *condinfo, the leaves' expressions to *fdw_exprs
+ */
+void
+wcfdw_cond_flatten(WcFdwCond *c, List **fdw_exprs, List **condinfo)
+{
+	ListCell   *lc;
+
+	*condinfo = lappend_int(*condinfo, c->field);
+	*condinfo = lappend_int(*condinfo, c->kind);
+	*condinfo = lappend_int(*condinfo, list_length(c->args));
+	if (c->kind != WCK_OR && c->kind != WCK_AND)
+		*fdw_exprs = lappend(*fdw_exprs, c->expr);
+	foreach(lc, c->args)
+		wcfdw_cond_flatten(lfirst(lc), fdw_exprs, condinfo);
+}
+
+/*
+ * wcfdw_cond_subtree_end
+ *		The index after the subtree that starts at conds[i]
+ */
+int
+wcfdw_cond_subtree_end(const WcFdwCondExec *conds, int i)
+{
+	int			n = conds[i].nargs;
+
+	i++;
+	while (n-- > 0)
+		i = wcfdw_cond_subtree_end(conds, i);
+	return i;
 }
 
 /*
@@ -350,6 +518,14 @@ wcfdw_cond_op_name(WcFdwCondKind kind)
 			return "starts with";
 		case WCK_LIKE:
 			return "LIKE";
+		case WCK_LIKE_ANY:
+			return "LIKE ANY";
+		case WCK_PREFIX_ANY:
+			return "starts with ANY";
+		case WCK_OR:
+			return "OR";
+		case WCK_AND:
+			return "AND";
 	}
 	return "?";
 }

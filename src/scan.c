@@ -17,6 +17,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "access/sysattr.h"
 #include "access/table.h"
@@ -24,6 +26,7 @@
 #include "commands/explain.h"
 #include "commands/vacuum.h"
 #include "common/hashfn.h"
+#include "common/pg_prng.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
@@ -191,22 +194,27 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 		}
 	}
 
-	ss->nconds = list_length(plan->fdw_exprs);
+	/* the conditions' nodes in prefix order; a leaf takes the next expr */
+	ss->nconds = list_length(condinfo) / 3;
 	ss->conds = palloc0(sizeof(WcFdwCondExec) * Max(ss->nconds, 1));
 	ss->rowkey_only_rescan = true;
-	i = 0;
-	foreach(lc, plan->fdw_exprs)
+	lc = list_head(plan->fdw_exprs);
+	for (i = 0; i < ss->nconds; i++)
 	{
-		Expr	   *e = lfirst(lc);
 		WcFdwCondExec *c = &ss->conds[i];
+		Expr	   *e;
 
-		c->field = list_nth_int(condinfo, 2 * i);
-		c->kind = list_nth_int(condinfo, 2 * i + 1);
+		c->field = list_nth_int(condinfo, 3 * i);
+		c->kind = list_nth_int(condinfo, 3 * i + 1);
+		c->nargs = list_nth_int(condinfo, 3 * i + 2);
+		if (c->kind == WCK_OR || c->kind == WCK_AND)
+			continue;
+		e = lfirst(lc);
+		lc = lnext(plan->fdw_exprs, lc);
 		c->exprtype = exprType((Node *) e);
 		c->state = ExecInitExpr(e, (PlanState *) node);
 		if (c->field != WCF_ROWKEY && !IsA(e, Const))
 			ss->rowkey_only_rescan = false;
-		i++;
 	}
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
@@ -296,6 +304,7 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	ss->opts.nquals = ss->keys.nquals;
 	ss->opts.qual_prefixes = ss->keys.qual_prefixes;
 	ss->opts.nqual_prefixes = ss->keys.nqual_prefixes;
+	ss->opts.qual_range = ss->keys.has_qual_range ? &ss->keys.qual_range : NULL;
 	ss->opts.ts_min = ss->keys.ts_min;
 	ss->opts.ts_max = ss->keys.ts_max;
 	if (ss->wread)
@@ -728,29 +737,62 @@ widecolEndForeignScan(ForeignScanState *node)
 
 /* ---------------------------------------------------------------- EXPLAIN */
 
+/*
+ * wcfdw_explain_node
+ *		Appends the condition node at *node (an index into condinfo's triples)
+ *		and its subtree; *leaf is the index of the next leaf's expr
+ */
+static void
+wcfdw_explain_node(StringInfo buf, ExplainState *es, List *condinfo, List *exprs,
+				   int *node, int *leaf)
+{
+	WcFdwCondKind k = list_nth_int(condinfo, 3 * *node + 1);
+	int			nargs = list_nth_int(condinfo, 3 * *node + 2);
+	int			a;
+
+	(*node)++;
+	if (k != WCK_OR && k != WCK_AND)
+	{
+		appendStringInfo(buf, "%s %s", wcfdw_cond_op_name(k),
+						 deparse_expression(list_nth(exprs, (*leaf)++), es->deparse_cxt,
+											false, false));
+		return;
+	}
+	appendStringInfoChar(buf, '(');
+	for (a = 0; a < nargs; a++)
+	{
+		if (a > 0)
+			appendStringInfo(buf, " %s ", wcfdw_cond_op_name(k));
+		wcfdw_explain_node(buf, es, condinfo, exprs, node, leaf);
+	}
+	appendStringInfoChar(buf, ')');
+}
+
 static void
 wcfdw_explain_field(ForeignScanState *node, ExplainState *es, WcFdwField field,
 					const char *label)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	List	   *condinfo = list_nth(plan->fdw_private, WCFDW_PRIV_CONDS);
+	int			nnodes = list_length(condinfo) / 3;
 	StringInfoData buf;
-	ListCell   *lc;
-	int			i = 0;
+	StringInfoData one;
+	int			i = 0,
+				leaf = 0;
 
 	initStringInfo(&buf);
-	foreach(lc, plan->fdw_exprs)
+	initStringInfo(&one);
+	while (i < nnodes)
 	{
-		WcFdwField f = list_nth_int(condinfo, 2 * i);
-		WcFdwCondKind k = list_nth_int(condinfo, 2 * i + 1);
+		WcFdwField f = list_nth_int(condinfo, 3 * i);
 
-		i++;
+		resetStringInfo(&one);
+		wcfdw_explain_node(&one, es, condinfo, plan->fdw_exprs, &i, &leaf);
 		if (f != field)
 			continue;
 		if (buf.len > 0)
 			appendStringInfoString(&buf, " AND ");
-		appendStringInfo(&buf, "%s %s", wcfdw_cond_op_name(k),
-						 deparse_expression(lfirst(lc), es->deparse_cxt, false, false));
+		appendStringInfoString(&buf, one.data);
 	}
 	if (buf.len > 0)
 		ExplainPropertyText(label, buf.data, es);
@@ -831,6 +873,41 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 
 /* ---------------------------------------------------------------- ANALYZE */
 
+/*
+ * How ANALYZE samples a store.
+ *
+ * The sorted files' indexes give the rowkey that ends each data block
+ * (wc_db_block_bounds, no data block read).  Those keys, merged over every
+ * file, cut the key space into N pieces (b[j-1], b[j]] that each hold at
+ * most about one block of each file, plus whatever the logs hold there.  A
+ * uniform random subset of n pieces (Knuth's algorithm S, PostgreSQL's
+ * BlockSampler, as ANALYZE picks a heap's blocks) is read by one ordinary
+ * scan over their ranges, in key order: retention, tombstones, the logs and
+ * the pending writes apply as for any read, so what is counted are visible
+ * rows.  The rows seen form a cluster sample from which a reservoir keeps
+ * targrows, as PostgreSQL does with the rows of the blocks it reads.
+ *
+ * The total: every row lies in exactly one piece and each piece is read with
+ * probability n/N, so (rows seen) * N / n would be unbiased, but pieces
+ * differ in size (where blocks of several files interleave) and n is small,
+ * so it scatters by 10% and more.  The store knows its entries exactly
+ * (wc_db_get_stats), and the entries a piece holds vary with its rows, so
+ * the ratio estimate (rows seen / entries scanned) * entries is used, which
+ * scatters by a few percent.  Dead rows are the rest of the entries (older
+ * versions, tombstones, writes not seen).  Entries a scan seeks past (a
+ * column's versions beyond the 8th past max_versions) are not counted as
+ * scanned, which errs toward more rows.
+ *
+ * n is what should yield about 1.5 * targrows rows if rows are spread evenly
+ * over the pieces, and at least 100: rows of neighbouring keys often have
+ * alike values, and a cluster sample of few clusters would describe them
+ * badly (as a heap's blocks sampled are many).  A store too small for that
+ * (or one whose data is all in the logs: one piece) is read whole and
+ * counted exactly.
+ */
+#define WCFDW_SAMPLE_MARGIN 1.5
+#define WCFDW_SAMPLE_MIN_PIECES 100
+
 static int
 wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int targrows,
 						  double *totalrows, double *totaldeadrows)
@@ -845,10 +922,20 @@ wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 	ReservoirStateData rstate;
 	wc_scan_opts opts;
 	wc_scan    *scan = NULL;
+	wc_scan_stats st;
 	wc_cell_view cell;
 	wc_err		err;
 	bool	   *wneed = NULL;
 	WcFdwWideReader reader;
+	wc_slice   *bounds = NULL;
+	int			nbounds = 0;
+	wc_key_range *ranges = NULL;
+	wc_db_stats dbst;
+	double		npieces,
+				entries,
+				nsample,
+				units,
+				scale = 1.0;
 	double		seen = 0;
 	double		rowstoskip = -1;
 	int			numrows = 0;
@@ -872,9 +959,76 @@ wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 							  (wc_slice **) &opts.quals, &opts.nquals);
 		wcfdw_wide_reader_init(&reader, &conv, wneed, CurrentMemoryContext);
 	}
+
+	/* the pieces, and how many of them to read */
+	wc_err_clear(&err);
+	wcfdw_check(wc_db_get_stats(store->db, NULL, &dbst, &err), &err,
+				"read statistics of the", store->relname);
+	rc = wc_db_block_bounds(store->db, opts.families, opts.nfamilies, &bounds, &nbounds, &err);
+	wcfdw_check(rc, &err, "sample", store->relname);
+	npieces = (double) nbounds + 1;
+	entries = (double) (dbst.file_cells + dbst.mem_cells);
+	if (opts.nfamilies > 0)
+	{
+		int			f;
+
+		/* only the families read */
+		entries = 0;
+		for (f = 0; f < opts.nfamilies; f++)
+		{
+			wc_db_stats fst;
+			char	   *name = pnstrdup((const char *) opts.families[f].data,
+										opts.families[f].len);
+
+			wcfdw_check(wc_db_get_stats(store->db, name, &fst, &err), &err,
+						"read statistics of the", store->relname);
+			entries += (double) (fst.file_cells + fst.mem_cells);
+		}
+	}
+	units = entries;
+	if (wneed && dbst.distinct_rows_est > 0)
+		units = (double) dbst.distinct_rows_est;
+	nsample = ceil(WCFDW_SAMPLE_MARGIN * targrows * npieces / Max(units, 1.0));
+	nsample = Max(nsample, WCFDW_SAMPLE_MIN_PIECES);
+	if (nsample < npieces)
+	{
+		BlockSamplerData bs;
+		int			n = 0;
+
+		/* pieces are numbered 0..nbounds: piece j is (b[j-1], b[j]] */
+		BlockSampler_Init(&bs, (BlockNumber) npieces, (int) nsample,
+						  pg_prng_uint32(&pg_global_prng_state));
+		ranges = palloc0(sizeof(wc_key_range) * (Size) nsample);
+		while (BlockSampler_HasMore(&bs))
+		{
+			BlockNumber j = BlockSampler_Next(&bs);
+			wc_key_range *r = &ranges[n++];
+
+			if (j > 0)
+			{
+				r->start = bounds[j - 1].data;
+				r->start_len = bounds[j - 1].len;
+				r->start_bound = WC_EXCLUSIVE;
+			}
+			if (j < (BlockNumber) nbounds)
+			{
+				r->stop = bounds[j].data;
+				r->stop_len = bounds[j].len;
+				r->stop_bound = WC_INCLUSIVE;
+			}
+		}
+		opts.ranges = ranges;
+		opts.nranges = n;
+		scale = npieces / n;
+	}
+
 	wc_err_clear(&err);
 	rc = wc_scan_open(store->db, &opts, &scan, &err);
-	wcfdw_check(rc, &err, "scan", store->relname);
+	if (rc < 0)
+	{
+		free(bounds);
+		wcfdw_engine_error(ERROR, rc, &err, "scan", store->relname);
+	}
 	wcfdw_store_scan_opened(store);
 	if (wneed)
 		wcfdw_wide_reader_reset(&reader, scan);
@@ -924,21 +1078,50 @@ wcfdw_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int ta
 			}
 			seen += 1;
 		}
+		wc_scan_get_stats(scan, &st);
 	}
 	PG_FINALLY();
 	{
 		wc_scan_close(scan);
 		wcfdw_store_scan_closed(store);
+		free(bounds);
 	}
 	PG_END_TRY();
 
 	MemoryContextDelete(tmpcxt);
-	*totalrows = seen;
-	*totaldeadrows = 0;
+	if (scale == 1.0)
+	{
+		/* read whole: counted */
+		*totalrows = seen;
+		*totaldeadrows = wneed ? 0 :
+			(double) (st.cells_scanned - Min(st.cells_scanned, st.cells_returned));
+	}
+	else if (st.cells_scanned > 0)
+	{
+		/*
+		 * A scan steps on one entry past each range's stop in each family
+		 * it reads, before it seeks to the next range: not entries of the
+		 * pieces
+		 */
+		double		past = (double) opts.nranges *
+			(opts.nfamilies > 0 ? opts.nfamilies : store->nfamilies);
+		double		scanned = Max((double) st.cells_scanned - past,
+								  (double) st.cells_returned);
+
+		scanned = Max(scanned, 1.0);
+		*totalrows = floor(Min(seen / scanned, 1.0) * entries + 0.5);
+		*totaldeadrows = wneed ? 0 : Max(0, entries - *totalrows);
+	}
+	else
+	{
+		*totalrows = floor(seen * scale + 0.5);
+		*totaldeadrows = 0;
+	}
 	ereport(elevel,
-			(errmsg("\"%s\": store contains %.0f %s; %d rows in sample",
-					RelationGetRelationName(relation), seen,
-					wneed ? "rows" : "cell versions", numrows)));
+			(errmsg("\"%s\": read %.0f of %.0f key ranges of the store, %.0f of %.0f entries, containing %.0f %s; %d rows in sample, %.0f estimated total rows",
+					RelationGetRelationName(relation), npieces / scale, npieces,
+					(double) st.cells_scanned, entries, seen,
+					wneed ? "rows" : "cell versions", numrows, *totalrows)));
 	return numrows;
 }
 

@@ -279,9 +279,11 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 	 * A table created by this transaction has no committed data: whatever
 	 * is in its directory was left by a dropped table whose OID it reuses
 	 * (a crash between that DROP's commit and the file removal).  And if
-	 * this transaction aborts, the directory must go.
+	 * this transaction aborts, the directory must go.  Not so for a table
+	 * that names its directory (store_directory, IMPORT FOREIGN SCHEMA): it
+	 * adopts a store that was there before it, and leaves it on abort.
 	 */
-	if (rel->rd_createSubid != InvalidSubTransactionId)
+	if (rel->rd_createSubid != InvalidSubTransactionId && opts->store_dir == NULL)
 	{
 		struct stat st;
 
@@ -404,7 +406,7 @@ wcfdw_store_get(Relation rel)
 		ino_t		ino;
 
 		wcfdw_get_table_options(relid, &opts);
-		path = wcfdw_store_path(relid, opts.directory);
+		path = wcfdw_store_path(relid, &opts);
 		if (RecoveryInProgress() && !opts.logged)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

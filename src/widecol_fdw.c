@@ -217,13 +217,13 @@ widecolGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntabl
 				 * unknown value's selectivity would estimate a point read
 				 * of a 1M-cell table at thousands of rows.
 				 */
-				if (c->field == WCF_ROWKEY && c->kind == WCK_EQ &&
+				if (c->field == WCF_ROWKEY && c->kind == WCK_EQ && c->expr != NULL &&
 					!(IsA(c->expr, Const) && ((Const *) c->expr)->constisnull))
 				{
 					if (ps->rowkey_points < 0 || ps->rowkey_points > 1)
 						ps->rowkey_points = 1;
 				}
-				else if (c->field == WCF_ROWKEY && IsA(c->expr, Const) &&
+				else if (c->field == WCF_ROWKEY && c->expr != NULL && IsA(c->expr, Const) &&
 						 !((Const *) c->expr)->constisnull)
 				{
 					double		k = -1;
@@ -490,13 +490,7 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	ListCell   *lc;
 
 	foreach(lc, conds)
-	{
-		WcFdwCond  *c = lfirst(lc);
-
-		fdw_exprs = lappend(fdw_exprs, c->expr);
-		condinfo = lappend_int(condinfo, c->field);
-		condinfo = lappend_int(condinfo, c->kind);
-	}
+		wcfdw_cond_flatten(lfirst(lc), &fdw_exprs, &condinfo);
 
 	/* every qual is rechecked: the engine's keys describe a superset */
 	scan_clauses = extract_actual_clauses(scan_clauses, false);
@@ -535,6 +529,8 @@ widecol_fdw_handler(PG_FUNCTION_ARGS)
 	r->BeginForeignInsert = widecolBeginForeignInsert;
 	r->EndForeignInsert = widecolEndForeignInsert;
 	r->ExecForeignTruncate = widecolExecForeignTruncate;
+
+	r->ImportForeignSchema = widecolImportForeignSchema;
 
 	PG_RETURN_POINTER(r);
 }

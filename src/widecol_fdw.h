@@ -23,6 +23,8 @@
  *		wal.c			logged tables: store changes in PostgreSQL's WAL, redo
  *		ddl.c			DROP hook (store removed at commit), column checks
  *		functions.c		widecol_flush/compact/stats
+ *		import.c		IMPORT FOREIGN SCHEMA: stores found under a server's
+ *						directory
  *		error.c			engine status -> ereport
  *
  * The calls between these files form no cycle.  widecol_fdw.c hands out the
@@ -154,12 +156,13 @@ typedef struct WcFdwTableOptions
 	bool		logged;			/* changes go to PostgreSQL's WAL (wal.c) */
 	Oid			store_relid;	/* the table whose store this one shows: itself,
 								 * or the one its option store names */
+	char	   *store_dir;		/* option store_directory, or NULL */
 } WcFdwTableOptions;
 
 extern void wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts);
 extern int	wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len);
 extern Oid	wcfdw_store_owner(Oid relid, bool missing_ok);
-extern char *wcfdw_store_path(Oid relid, const char *directory);
+extern char *wcfdw_store_path(Oid relid, const WcFdwTableOptions *opts);
 extern void wcfdw_option_init(void);
 extern size_t wcfdw_bulk_write_bytes(void);
 
@@ -266,14 +269,25 @@ typedef enum WcFdwCondKind
 	WCK_GT,
 	WCK_GE,
 	WCK_PREFIX,					/* starts_with(field, expr) */
-	WCK_LIKE					/* field LIKE expr (prefix taken at run time) */
+	WCK_LIKE,					/* field LIKE expr (prefix taken at run time) */
+	WCK_LIKE_ANY,				/* field LIKE ANY(array expr) */
+	WCK_PREFIX_ANY,				/* field ^@ ANY(array expr) */
+	WCK_OR,						/* rowkey: any of args (no expr) */
+	WCK_AND						/* rowkey: all of args, inside an OR (no expr) */
 } WcFdwCondKind;
 
+/*
+ * A pushed condition: a leaf "field kind expr", or (rowkey only) an OR of
+ * arms, each a leaf, an AND of leaves and ORs, or an OR.  In a plan the tree
+ * is flattened in prefix order (fdw_private WCFDW_PRIV_CONDS, one triple
+ * field, kind, nargs per node; fdw_exprs holds the leaves' exprs in order).
+ */
 typedef struct WcFdwCond
 {
 	WcFdwField	field;
 	WcFdwCondKind kind;
-	Expr	   *expr;			/* the side that is not our column */
+	Expr	   *expr;			/* the side that is not our column; NULL for OR/AND */
+	List	   *args;			/* OR, AND: the WcFdwCond arms */
 	RestrictInfo *rinfo;		/* planner only */
 } WcFdwCond;
 
@@ -295,29 +309,36 @@ typedef struct WcFdwScanKeys
 	int			nquals;
 	wc_slice   *qual_prefixes;
 	int			nqual_prefixes;
+	bool		has_qual_range; /* qual_range narrows the qualifiers */
+	wc_key_range qual_range;
 	int64		ts_min;
 	int64		ts_max;
 } WcFdwScanKeys;
 
+/* A condition's node at execution, in the plan's prefix order. */
 typedef struct WcFdwCondExec
 {
 	WcFdwField	field;
 	WcFdwCondKind kind;
+	int			nargs;			/* OR, AND: the arms that follow (subtrees) */
 	Oid			exprtype;
-	ExprState  *state;
+	ExprState  *state;			/* NULL for OR, AND */
 } WcFdwCondExec;
 
 extern void wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 							   WcFdwConverter *conv, const WcFdwTableOptions *topts,
 							   bool rowkey_only, WcFdwScanKeys *keys);
 extern char *wcfdw_cond_op_name(WcFdwCondKind kind);
+extern void wcfdw_cond_flatten(WcFdwCond *c, List **fdw_exprs, List **condinfo);
+extern int	wcfdw_cond_subtree_end(const WcFdwCondExec *conds, int i);
 
 /* ---------------------------------------------------------------- executor */
 
 /* fdw_private of a ForeignScan */
 enum WcFdwScanPrivate
 {
-	WCFDW_PRIV_CONDS = 0,		/* integer list: field, kind, field, kind ... */
+	WCFDW_PRIV_CONDS = 0,		/* integer list: field, kind, nargs per node of
+								 * the conditions' trees, in prefix order */
 	WCFDW_PRIV_ATTRS,			/* integer list of attnums the plan needs
 								 * (SelfItemPointerAttributeNumber: ctid) */
 	WCFDW_PRIV_LOCK,			/* integer list: row lock mode (NoLock = none),
@@ -402,6 +423,9 @@ extern void widecolEndForeignModify(EState *estate, ResultRelInfo *rinfo);
 extern void widecolBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
 extern void widecolEndForeignInsert(EState *estate, ResultRelInfo *rinfo);
 extern void widecolExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs);
+
+/* import.c */
+extern List *widecolImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid);
 
 /* ddl.c */
 extern void wcfdw_ddl_init(void);

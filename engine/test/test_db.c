@@ -462,9 +462,43 @@ cmp_out(const void *pa, const void *pb)
 }
 
 /* The reference: visibility by brute force, straight from DESIGN.md. */
+/* A qualifier range of the model: NULL bounds are open. */
+typedef struct mqrange
+{
+	const char *lo;
+	bool		lo_incl;
+	const char *hi;
+	bool		hi_incl;
+} mqrange;
+
+static bool
+mq_contains(const mqrange *q, const char *qual)
+{
+	if (q == NULL)
+		return true;
+	if (q->lo && (q->lo_incl ? strcmp(qual, q->lo) < 0 : strcmp(qual, q->lo) <= 0))
+		return false;
+	if (q->hi && (q->hi_incl ? strcmp(qual, q->hi) > 0 : strcmp(qual, q->hi) >= 0))
+		return false;
+	return true;
+}
+
+/* Row ranges [lo[i], hi[i]) of the model; nr = 0: every row. */
+static bool
+mr_contains(int nr, char (*lo)[8], char (*hi)[8], const char *row)
+{
+	if (nr == 0)
+		return true;
+	for (int i = 0; i < nr; i++)
+		if (strcmp(row, lo[i]) >= 0 && strcmp(row, hi[i]) < 0)
+			return true;
+	return false;
+}
+
 static void
-model_render(const uint32_t *maxv, int fam_mask, const char *lo, const char *hi,
-			 int64_t ts_min, int64_t ts_max, const char *qual_only, char *out, size_t size)
+model_render(const uint32_t *maxv, int fam_mask, int nr, char (*lo)[8], char (*hi)[8],
+			 int64_t ts_min, int64_t ts_max, const char *qual_only, const mqrange *qr,
+			 char *out, size_t size)
 {
 	mentry	  **vis = malloc(sizeof(mentry *) * (nmodel + 1));
 	int			nvis = 0;
@@ -480,9 +514,11 @@ model_render(const uint32_t *maxv, int fam_mask, const char *lo, const char *hi,
 
 		if (e->type != WC_TYPE_PUT || e->seq < model_trunc || !(fam_mask & (1 << e->fam)))
 			continue;
-		if ((lo && strcmp(e->row, lo) < 0) || (hi && strcmp(e->row, hi) >= 0))
+		if (!mr_contains(nr, lo, hi, e->row))
 			continue;
 		if (qual_only && strcmp(e->qual, qual_only) != 0)
+			continue;
+		if (!mq_contains(qr, e->qual))
 			continue;
 		for (int j = 0; j < nmodel; j++)
 		{
@@ -646,35 +682,74 @@ test_model(bool bulk)
 		for (int q = 0; q < 8; q++)
 		{
 			wc_scan_opts o;
-			wc_key_range r;
+			wc_key_range r[3],
+						qkr;
 			wc_slice	famsl[3],
 						qsl;
-			char		lo[8],
-						hi[8],
-						qual[4];
+			char		lo[3][8],
+						hi[3][8],
+						qual[4],
+						qlo[4],
+						qhi[4];
 			int			fam_mask = 7;
 			int64_t		ts_min = INT64_MIN,
 						ts_max = INT64_MAX;
 			const char *qual_only = NULL;
-			bool		use_range = test_rand(&rng) % 2;
+			mqrange		mq,
+					   *mqp = NULL;
+			int			nr = (int) (test_rand(&rng) % 4);	/* 0: every row */
+			int			at = 0;
 
 			wc_scan_opts_init(&o);
-			if (use_range)
+			/* up to three sorted, disjoint row ranges (touching ones too) */
+			for (int k = 0; k < nr; k++)
 			{
-				int			a = (int) (test_rand(&rng) % 26),
+				int			a = at + (int) (test_rand(&rng) % 12),
 							z = a + (int) (test_rand(&rng) % 10);
 
-				snprintf(lo, sizeof(lo), "r%02d", a);
-				snprintf(hi, sizeof(hi), "r%02d", z);
-				memset(&r, 0, sizeof(r));
-				r.start = (const uint8_t *) lo;
-				r.start_len = strlen(lo);
-				r.start_bound = WC_INCLUSIVE;
-				r.stop = (const uint8_t *) hi;
-				r.stop_len = strlen(hi);
-				r.stop_bound = WC_EXCLUSIVE;
-				o.ranges = &r;
-				o.nranges = 1;
+				snprintf(lo[k], sizeof(lo[k]), "%c%02d", k == 0 && nr == 1 ? 'r' : 's',
+						 k == 0 && nr == 1 ? a % 26 : a);
+				snprintf(hi[k], sizeof(hi[k]), "%c%02d", k == 0 && nr == 1 ? 'r' : 's',
+						 k == 0 && nr == 1 ? a % 26 + (z - a) : z);
+				at = z;
+				memset(&r[k], 0, sizeof(r[k]));
+				r[k].start = (const uint8_t *) lo[k];
+				r[k].start_len = strlen(lo[k]);
+				r[k].start_bound = WC_INCLUSIVE;
+				r[k].stop = (const uint8_t *) hi[k];
+				r[k].stop_len = strlen(hi[k]);
+				r[k].stop_bound = WC_EXCLUSIVE;
+			}
+			o.ranges = r;
+			o.nranges = nr;
+			if (test_rand(&rng) % 3 == 0)
+			{
+				/* a qualifier range: either end open, inclusive or exclusive */
+				int			a = (int) (test_rand(&rng) % 5),
+							z = a + (int) (test_rand(&rng) % 3);
+
+				memset(&qkr, 0, sizeof(qkr));
+				mq.lo = mq.hi = NULL;
+				snprintf(qlo, sizeof(qlo), "q%d", a);
+				snprintf(qhi, sizeof(qhi), "q%d", z);
+				if (test_rand(&rng) % 4 != 0)
+				{
+					mq.lo = qlo;
+					mq.lo_incl = test_rand(&rng) % 2;
+					qkr.start = (const uint8_t *) qlo;
+					qkr.start_len = strlen(qlo);
+					qkr.start_bound = mq.lo_incl ? WC_INCLUSIVE : WC_EXCLUSIVE;
+				}
+				if (test_rand(&rng) % 4 != 0)
+				{
+					mq.hi = qhi;
+					mq.hi_incl = test_rand(&rng) % 2;
+					qkr.stop = (const uint8_t *) qhi;
+					qkr.stop_len = strlen(qhi);
+					qkr.stop_bound = mq.hi_incl ? WC_INCLUSIVE : WC_EXCLUSIVE;
+				}
+				o.qual_range = &qkr;
+				mqp = &mq;
 			}
 			if (test_rand(&rng) % 3 == 0)
 			{
@@ -703,14 +778,26 @@ test_model(bool bulk)
 				qual_only = qual;
 			}
 			render(db, &o, got, bufsize);
-			model_render(maxv, fam_mask, use_range ? lo : NULL, use_range ? hi : NULL,
-						 ts_min, ts_max, qual_only, want, bufsize);
+			model_render(maxv, fam_mask, nr, lo, hi, ts_min, ts_max, qual_only, mqp,
+						 want, bufsize);
 			compared++;
 			if (strcmp(got, want) != 0)
 			{
 				if (mismatches++ < 3)
-					fprintf(stderr, "model mismatch in round %d query %d\n  got:  %.600s\n  want: %.600s\n",
-							round, q, got, want);
+				{
+					size_t		d = 0;
+
+					while (got[d] && got[d] == want[d])
+						d++;
+					d = d > 60 ? d - 60 : 0;
+					fprintf(stderr, "model mismatch in round %d query %d (%d row ranges%s%s)\n  got:  %.300s\n  want: %.300s\n",
+							round, q, nr, nr ? ", from " : "", nr ? lo[0] : "",
+							got + d, want + d);
+					if (mqp)
+						fprintf(stderr, "  qualifier range %s%s, %s%s\n",
+								mq.lo_incl ? "[" : "(", mq.lo ? mq.lo : "-",
+								mq.hi ? mq.hi : "-", mq.hi_incl ? "]" : ")");
+				}
 			}
 		}
 	}
@@ -721,6 +808,233 @@ test_model(bool bulk)
 	free(model);
 	model = NULL;
 	capmodel = 0;
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/* ---------------------------------------------------------------- sampling, qualifier seeks */
+
+/* Counts the cells a scan returns and its stats. */
+static uint64_t
+count_cells(wc_db *db, const wc_scan_opts *o, wc_scan_stats *st)
+{
+	wc_scan    *s = NULL;
+	wc_cell_view c;
+	wc_err		err;
+	uint64_t	n = 0;
+	int			rc;
+
+	wc_err_clear(&err);
+	rc = wc_scan_open(db, o, &s, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		return 0;
+	while ((rc = wc_scan_next(s, &c, &err)) == 1)
+		n++;
+	CHECK(rc == 0, "scan ended with %d: %s", rc, err.msg);
+	if (st)
+		wc_scan_get_stats(s, st);
+	wc_scan_close(s);
+	return n;
+}
+
+/*
+ * wc_db_block_bounds: the pieces between consecutive bounds tile the key space
+ * (scanned together, every cell once), hold about a block of each file, and a
+ * scan of a few of them reads a few blocks.  A qualifier range seeks: a narrow
+ * one scans far fewer entries than the cells it skips.
+ */
+static void
+test_block_bounds(void)
+{
+	char	   *dir = test_tmpdir("bounds");
+	wc_family_opts fo[] = {{"a", 0, 0, WC_COMPRESS_LZ4}, {"b", 0, 0, WC_COMPRESS_NONE}};
+	wc_db	   *db = open_db(dir, fo, 2, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_slice   *bounds = NULL;
+	wc_slice	fa = {(const uint8_t *) "a", 1};
+	wc_key_range *ranges;
+	wc_scan_opts o;
+	wc_scan_stats st;
+	wc_err		err;
+	int			n = 0,
+				na = 0,
+				sorted = 1;
+	uint64_t	all,
+				sum;
+
+	wc_err_clear(&err);
+	/* 2,000 rows of 10 qualifiers in a, every other row in b; two flushes so
+	 * that files overlap */
+	for (int half = 0; half < 2; half++)
+	{
+		for (int r = half; r < 2000; r += 2)
+		{
+			char		row[16],
+						qual[8];
+
+			snprintf(row, sizeof(row), "row%05d", r);
+			for (int q = 0; q < 10; q++)
+			{
+				snprintf(qual, sizeof(qual), "q%d", q);
+				put(b, "a", row, qual, 1, "value");
+			}
+			if (r % 2 == 0)
+				put(b, "b", row, "x", 1, "v");
+		}
+		write_batch(db, b);
+		CHECK_OK(wc_db_flush(db, &err), &err);
+	}
+	wc_scan_opts_init(&o);
+	all = count_cells(db, &o, NULL);
+	CHECK(all == 21000, "cells: %llu", (unsigned long long) all);
+
+	CHECK_OK(wc_db_block_bounds(db, NULL, 0, &bounds, &n, &err), &err);
+	free(bounds);
+	CHECK_OK(wc_db_block_bounds(db, &fa, 1, &bounds, &na, &err), &err);
+	CHECK(na > 50 && na < n, "bounds of a: %d, of all: %d", na, n);
+	for (int i = 1; i < na; i++)
+		if (wc_row_cmp(bounds[i - 1].data, bounds[i - 1].len, bounds[i].data, bounds[i].len) >= 0)
+			sorted = 0;
+	CHECK(sorted, "bounds sorted and unique");
+
+	/* every piece (b[i-1], b[i]], with the open ends, read piece by piece */
+	ranges = calloc(na + 1, sizeof(wc_key_range));
+	for (int i = 0; i <= na; i++)
+	{
+		if (i > 0)
+		{
+			ranges[i].start = bounds[i - 1].data;
+			ranges[i].start_len = bounds[i - 1].len;
+			ranges[i].start_bound = WC_EXCLUSIVE;
+		}
+		if (i < na)
+		{
+			ranges[i].stop = bounds[i].data;
+			ranges[i].stop_len = bounds[i].len;
+			ranges[i].stop_bound = WC_INCLUSIVE;
+		}
+	}
+	sum = 0;
+	for (int i = 0; i <= na; i++)
+	{
+		wc_scan_opts_init(&o);
+		o.ranges = &ranges[i];
+		o.nranges = 1;
+		sum += count_cells(db, &o, NULL);
+	}
+	CHECK(sum == all, "pieces one by one: %llu cells of %llu", (unsigned long long) sum,
+		  (unsigned long long) all);
+	/* all pieces in one scan (touching ranges are allowed) */
+	wc_scan_opts_init(&o);
+	o.ranges = ranges;
+	o.nranges = na + 1;
+	CHECK(count_cells(db, &o, NULL) == all, "pieces in one scan");
+	/* one piece in ten reads about a tenth of the blocks */
+	{
+		wc_key_range *some = calloc(na / 10 + 1, sizeof(wc_key_range));
+		int			k = 0;
+		uint64_t	got;
+		wc_scan_stats full;
+
+		for (int i = 5; i <= na; i += 10)
+			some[k++] = ranges[i];
+		wc_scan_opts_init(&o);
+		o.ranges = some;
+		o.nranges = k;
+		got = count_cells(db, &o, &st);
+		wc_scan_opts_init(&o);
+		count_cells(db, &o, &full);
+		CHECK(got > all / 20 && got < all / 5, "a tenth of the pieces: %llu cells of %llu",
+			  (unsigned long long) got, (unsigned long long) all);
+		CHECK(st.blocks_read < full.blocks_read / 3, "blocks read: %llu of %llu",
+			  (unsigned long long) st.blocks_read, (unsigned long long) full.blocks_read);
+		free(some);
+	}
+	free(ranges);
+	free(bounds);
+
+	/* a qualifier range [q3, q4]: seeks instead of stepping through q0..q2, q5..q9 */
+	{
+		wc_key_range qr;
+		wc_scan_stats filt;
+		uint64_t	got;
+
+		memset(&qr, 0, sizeof(qr));
+		qr.start = (const uint8_t *) "q3";
+		qr.start_len = 2;
+		qr.start_bound = WC_INCLUSIVE;
+		qr.stop = (const uint8_t *) "q4";
+		qr.stop_len = 2;
+		qr.stop_bound = WC_INCLUSIVE;
+		wc_scan_opts_init(&o);
+		o.families = &fa;
+		o.nfamilies = 1;
+		o.qual_range = &qr;
+		got = count_cells(db, &o, &st);
+		CHECK(got == 4000, "cells with q3 <= qualifier <= q4: %llu", (unsigned long long) got);
+		CHECK(st.cells_scanned < 20000 / 2, "cells scanned with the range: %llu",
+			  (unsigned long long) st.cells_scanned);
+		/* the same by a prefix filter (no seek) scans every column */
+		{
+			wc_slice	qs[2] = {{(const uint8_t *) "q3", 2}, {(const uint8_t *) "q4", 2}};
+
+			wc_scan_opts_init(&o);
+			o.families = &fa;
+			o.nfamilies = 1;
+			o.quals = qs;
+			o.nquals = 2;
+			CHECK(count_cells(db, &o, &filt) == 4000, "the same cells by quals");
+			CHECK(st.cells_scanned < filt.cells_scanned, "range scanned %llu, quals %llu",
+				  (unsigned long long) st.cells_scanned, (unsigned long long) filt.cells_scanned);
+		}
+		/* an empty-stop range past every qualifier, and an exclusive start */
+		qr.start = (const uint8_t *) "q9";
+		qr.start_bound = WC_EXCLUSIVE;
+		qr.stop_bound = WC_UNBOUNDED;
+		wc_scan_opts_init(&o);
+		o.qual_range = &qr;
+		CHECK(count_cells(db, &o, NULL) == 1000, "qualifier > q9: only b's x");
+	}
+
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/* wc_store_inspect: families of the files, unflushed log bytes, a missing store */
+static void
+test_inspect(void)
+{
+	char	   *dir = test_tmpdir("inspect");
+	wc_family_opts fo[] = {{"zeta", 0, 0, WC_COMPRESS_LZ4}, {"alpha", 0, 0, WC_COMPRESS_LZ4},
+	{"empty", 0, 0, WC_COMPRESS_LZ4}};
+	wc_db	   *db = open_db(dir, fo, 3, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_store_info info;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	put(b, "zeta", "r1", "q", 1, "v");
+	put(b, "alpha", "r1", "q", 1, "v");
+	put(b, "alpha", "r2", "q", 1, "v");
+	write_batch(db, b);
+	CHECK_OK(wc_store_inspect(dir, &info, &err), &err);
+	CHECK(info.nfamilies == 0 && info.files == 0 && info.log_bytes > 0,
+		  "before a flush: %d families, %llu log bytes", info.nfamilies,
+		  (unsigned long long) info.log_bytes);
+	wc_store_info_free(&info);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK_OK(wc_store_inspect(dir, &info, &err), &err);
+	CHECK(info.nfamilies == 2 && strcmp(info.families[0], "alpha") == 0 &&
+		  strcmp(info.families[1], "zeta") == 0, "families after a flush: %d", info.nfamilies);
+	CHECK(info.files == 2 && info.cells == 3 && info.log_bytes == 0 && info.recent == 0,
+		  "files %llu cells %llu log bytes %llu", (unsigned long long) info.files,
+		  (unsigned long long) info.cells, (unsigned long long) info.log_bytes);
+	wc_store_info_free(&info);
+	CHECK(wc_store_inspect("/nonexistent/widecol", &info, &err) == WC_NOT_FOUND,
+		  "no store: %s", err.msg);
 	wc_batch_free(b);
 	wc_db_close(db);
 	test_rmdir(dir);
@@ -1329,6 +1643,8 @@ main(void)
 	test_webtable();
 	test_deletes_and_retention();
 	test_pending_and_truncate();
+	test_block_bounds();
+	test_inspect();
 	test_model(false);
 	open_ingest_bytes = 1;
 	test_model(true);
