@@ -394,18 +394,18 @@ wc_block_iter_next(wc_block_iter *it)
 	parse_entry(it, it->next);
 }
 
-void
-wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
+/*
+ * The last restart point whose entry sorts before target, or 0 when none does
+ * (then *none is set, if asked for); -1 after marking the block corrupt.
+ */
+static int64_t
+restart_before(wc_block_iter *it, const wc_cell *target, bool *none)
 {
 	uint32_t	lo = 0,
-				hi;
+				hi = it->nrestarts - 1;
 
-	it->valid = false;
-	if (it->status != WC_OK || it->nrestarts == 0)
-		return;
-
-	/* the last restart point whose entry sorts before target */
-	hi = it->nrestarts - 1;
+	if (none)
+		*none = false;
 	while (lo < hi)
 	{
 		uint32_t	mid = lo + (hi - lo + 1) / 2;
@@ -417,7 +417,7 @@ wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
 		if (off >= it->limit)
 		{
 			set_corrupt(it, "restart point beyond the entries", it->limit + 4 * mid);
-			return;
+			return -1;
 		}
 		why = parse_raw(it->data, off, it->limit, &e);
 		if (why == NULL && (e.rsh != 0 || e.qsh != 0))
@@ -425,7 +425,7 @@ wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
 		if (why != NULL)
 		{
 			set_corrupt(it, why, off);
-			return;
+			return -1;
 		}
 		key.row = e.rsuf;
 		key.row_len = e.run;
@@ -439,8 +439,72 @@ wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
 		else
 			hi = mid - 1;
 	}
+	if (lo == 0 && none)
+	{
+		/* restart 0 was never compared: the search only moves lo up */
+		seek_restart(it, 0);
+		if (!it->valid)
+			return -1;
+		*none = wc_cell_cmp(&it->cell, target) >= 0;
+	}
+	return lo;
+}
 
-	seek_restart(it, lo);
+void
+wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
+{
+	int64_t		r;
+
+	it->valid = false;
+	if (it->status != WC_OK || it->nrestarts == 0)
+		return;
+	if ((r = restart_before(it, target, NULL)) < 0)
+		return;
+	seek_restart(it, (uint32_t) r);
 	while (it->valid && wc_cell_cmp(&it->cell, target) < 0)
+		wc_block_iter_next(it);
+}
+
+/*
+ * Entries decode only forward (each shares a prefix with the one before), so
+ * going back means walking from a restart point: count the entries below
+ * target from the last restart below it, then walk there again.
+ */
+void
+wc_block_iter_seek_before(wc_block_iter *it, const wc_cell *target)
+{
+	int64_t		r;
+	bool		none;
+	uint32_t	below = 0;
+
+	it->valid = false;
+	if (it->status != WC_OK || it->nrestarts == 0)
+		return;
+	if ((r = restart_before(it, target, &none)) < 0 || none)
+	{
+		it->valid = false;
+		return;
+	}
+	seek_restart(it, (uint32_t) r);
+	while (it->valid && wc_cell_cmp(&it->cell, target) < 0)
+	{
+		below++;
+		wc_block_iter_next(it);
+	}
+	if (it->status != WC_OK)
+		return;
+	seek_restart(it, (uint32_t) r);
+	while (it->valid && --below > 0)
+		wc_block_iter_next(it);
+}
+
+void
+wc_block_iter_seek_last(wc_block_iter *it)
+{
+	it->valid = false;
+	if (it->status != WC_OK || it->nrestarts == 0)
+		return;
+	seek_restart(it, it->nrestarts - 1);
+	while (it->valid && it->next < it->limit)
 		wc_block_iter_next(it);
 }

@@ -130,5 +130,9 @@ void		wc_block_iter_seek_first(wc_block_iter *it);
 /* Positions at the first entry >= target; invalid when there is none. */
 void		wc_block_iter_seek(wc_block_iter *it, const wc_cell *target);
 void		wc_block_iter_next(wc_block_iter *it);
+/* Positions at the last entry < target; invalid when there is none. */
+void		wc_block_iter_seek_before(wc_block_iter *it, const wc_cell *target);
+/* Positions at the last entry of the block. */
+void		wc_block_iter_seek_last(wc_block_iter *it);
 
 #endif

@@ -9,6 +9,9 @@
  * children, and log2(n) levels at worst for the 20+ sources of a store with
  * many sorted files.
  *
+ * seek_before leaves the merge on the greatest of its children's entries
+ * before the target, not ordered for next (iter.h).
+ *
  * Errors are sticky: a child that stops with an error stops the merge, which
  * stays invalid (even across seeks) and reports that error, so a caller that
  * checks status only at the end can never mistake a failure for an end.
@@ -127,6 +130,38 @@ merge_seek(wc_iter *it, const wc_cell *target)
 	merge_build(m);
 }
 
+/*
+ * The greatest of the children's last entries before target.  The heap then
+ * holds that child alone: next is not allowed until a seek rebuilds it.
+ */
+static void
+merge_seek_before(wc_iter *it, const wc_cell *target)
+{
+	merge_iter *m = (merge_iter *) it;
+
+	m->size = 0;
+	if (m->failed)
+		return;
+	for (int i = 0; i < m->n; i++)
+	{
+		wc_iter    *kid = m->kids[i];
+
+		wc_iter_seek_before(kid, target);
+		if (!wc_iter_valid(kid))
+		{
+			if (!child_ended(m, kid))
+				return;
+			continue;
+		}
+		if (m->size == 0 || wc_cell_cmp(wc_iter_cell(kid), m->heap[0].cell) > 0)
+		{
+			m->heap[0].it = kid;
+			m->heap[0].cell = wc_iter_cell(kid);
+			m->size = 1;
+		}
+	}
+}
+
 static void
 merge_next(wc_iter *it)
 {
@@ -191,7 +226,8 @@ static const wc_iter_ops merge_ops = {
 	merge_valid,
 	merge_cell,
 	merge_status,
-	merge_close
+	merge_close,
+	merge_seek_before
 };
 
 wc_iter *

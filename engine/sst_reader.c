@@ -784,16 +784,15 @@ sst_iter_seek_first(wc_iter *base)
 	skip_empty(it);
 }
 
-static void
-sst_iter_seek(wc_iter *base, const wc_cell *target)
+/* The first block whose last key is >= target (nblocks if none); UINT32_MAX on error. */
+static uint32_t
+block_for(sst_iter *it, const wc_cell *target)
 {
-	sst_iter   *it = (sst_iter *) base;
 	const wc_sst *s = it->sst;
 	uint32_t	lo = 0,
 				hi = s->nblocks;
 
-	it->bi.valid = false;
-	/* the first block whose last key is >= target (pfx is set when there are blocks) */
+	/* pfx is set when there are blocks */
 	if (s->nblocks > 0)
 	{
 		uint32_t	skip = s->pfx_skip;
@@ -819,7 +818,7 @@ sst_iter_seek(wc_iter *base, const wc_cell *target)
 				if (mp == tp)
 				{
 					if (index_get(s, mid, &e, &it->err) != WC_OK)
-						return;
+						return UINT32_MAX;
 					below = wc_cell_cmp(&e.key, target) < 0;
 				}
 				if (below)
@@ -829,10 +828,54 @@ sst_iter_seek(wc_iter *base, const wc_cell *target)
 			}
 		}
 	}
-	if (lo == it->sst->nblocks || !load_block(it, lo))
+	return lo;
+}
+
+static void
+sst_iter_seek(wc_iter *base, const wc_cell *target)
+{
+	sst_iter   *it = (sst_iter *) base;
+	uint32_t	b;
+
+	it->bi.valid = false;
+	b = block_for(it, target);
+	if (b >= it->sst->nblocks || !load_block(it, b))
 		return;
 	wc_block_iter_seek(&it->bi, target);
 	skip_empty(it);
+}
+
+/*
+ * The entry before target is in the block where target would be, or else it is
+ * the last entry of the block before: that block's last key is below target.
+ */
+static void
+sst_iter_seek_before(wc_iter *base, const wc_cell *target)
+{
+	sst_iter   *it = (sst_iter *) base;
+	uint32_t	b = it->sst->nblocks;
+
+	it->bi.valid = false;
+	if (target != NULL && (b = block_for(it, target)) == UINT32_MAX)
+		return;
+	if (b < it->sst->nblocks)
+	{
+		if (!load_block(it, b))
+			return;
+		wc_block_iter_seek_before(&it->bi, target);
+		if (it->bi.status != WC_OK)
+		{
+			block_error(it);
+			return;
+		}
+		if (it->bi.valid)
+			return;
+	}
+	if (b == 0 || !load_block(it, b - 1))
+		return;
+	wc_block_iter_seek_last(&it->bi);
+	if (it->bi.status != WC_OK)
+		block_error(it);
 }
 
 static void
@@ -896,7 +939,8 @@ static const wc_iter_ops sst_iter_ops = {
 	sst_iter_valid,
 	sst_iter_cell,
 	sst_iter_status,
-	sst_iter_close
+	sst_iter_close,
+	sst_iter_seek_before
 };
 
 static void
