@@ -82,6 +82,12 @@ Q[rev_user]="SELECT * FROM inbox_wc WHERE rowkey LIKE '$MID%' ORDER BY rowkey DE
 Q[before_user]="SELECT * FROM inbox_wc WHERE rowkey LIKE '$MID%' ORDER BY rowkey || '' DESC LIMIT 10"
 Q[heap_user]="SELECT * FROM inbox_heap WHERE rowkey LIKE '$MID%' ORDER BY rowkey DESC LIMIT 10"
 Q[fwd_user]="SELECT * FROM inbox_wc WHERE rowkey LIKE '$MID%' ORDER BY rowkey LIMIT 10"
+# the whole prefix, in order (OFFSET: every row read, one returned): what a reversed scan
+# costs per row against a forward scan, and against the plan the planner picks
+Q[rev_range]="SELECT * FROM inbox_wc WHERE rowkey LIKE '$MID%' ORDER BY rowkey DESC OFFSET $((MESSAGES - 1))"
+Q[before_range]="SELECT * FROM inbox_wc WHERE rowkey LIKE '$MID%' ORDER BY rowkey || '' DESC OFFSET $((MESSAGES - 1))"
+Q[fwd_range]="SELECT * FROM inbox_wc WHERE rowkey LIKE '$MID%' ORDER BY rowkey OFFSET $((MESSAGES - 1))"
+Q[heap_range]="SELECT * FROM inbox_heap WHERE rowkey LIKE '$MID%' ORDER BY rowkey DESC OFFSET $((MESSAGES - 1))"
 
 {
     echo "bench/reverse.sh: $USERS users x $MESSAGES messages = $((USERS * MESSAGES)) cells, commit $BENCH_COMMIT, $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -90,7 +96,8 @@ Q[fwd_user]="SELECT * FROM inbox_wc WHERE rowkey LIKE '$MID%' ORDER BY rowkey LI
 } >"$REPORT"
 
 TPS=()
-for k in rev_all before_all heap_all rev_user before_user heap_user fwd_user; do
+for k in rev_all before_all heap_all rev_user before_user heap_user fwd_user \
+         rev_range before_range fwd_range heap_range; do
     check_so
     f=$(mktemp /tmp/widecol-reverse-q.XXXXXX)
     printf '%s;\n' "${Q[$k]}" >"$f"
@@ -109,7 +116,7 @@ done
 {
     echo
     echo "plans (EXPLAIN ANALYZE, timing off):"
-    for k in rev_all before_all heap_all rev_user before_user heap_user; do
+    for k in rev_all before_all heap_all rev_user before_user heap_user rev_range fwd_range heap_range; do
         echo "--- $k: ${Q[$k]}"
         sql -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${Q[$k]}"
     done
