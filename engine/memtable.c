@@ -447,12 +447,14 @@ mt_iter_seek(wc_iter *it, const wc_cell *target)
 	mt_iter_set(mi, find_ge(mi->mt, target, NULL));
 }
 
-/* The last node < target (the last node when target is NULL), by find_ge's descent. */
+/* The last node < target (the last node when target is NULL), by find_ge's
+ * descent, then the first node of its row by another. */
 static void
-mt_iter_seek_before(wc_iter *it, const wc_cell *target)
+mt_iter_seek_row_before(wc_iter *it, const wc_cell *target)
 {
 	mt_iter    *mi = (mt_iter *) it;
 	mt_node    *x = mi->mt->head;
+	wc_cell		start;
 
 	if (target != NULL)
 	{
@@ -467,7 +469,15 @@ mt_iter_seek_before(wc_iter *it, const wc_cell *target)
 			while (x->next[level] != NULL)
 				x = x->next[level];
 	}
-	mt_iter_set(mi, x == mi->mt->head ? NULL : x);
+	if (x == mi->mt->head)
+	{
+		mt_iter_set(mi, NULL);
+		return;
+	}
+	mt_iter_set(mi, x);
+	/* the row's bytes live in the node, which stays */
+	wc_cell_row_start(&start, mi->cell.row, mi->cell.row_len);
+	mt_iter_set(mi, find_ge(mi->mt, &start, NULL));
 }
 
 static void
@@ -514,7 +524,7 @@ static const wc_iter_ops mt_iter_ops = {
 	mt_iter_cell,
 	mt_iter_status,
 	mt_iter_close,
-	mt_iter_seek_before
+	mt_iter_seek_row_before
 };
 
 wc_iter *

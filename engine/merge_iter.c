@@ -9,8 +9,8 @@
  * children, and log2(n) levels at worst for the 20+ sources of a store with
  * many sorted files.
  *
- * seek_before leaves the merge on the greatest of its children's entries
- * before the target, not ordered for next (iter.h).
+ * seek_row_before leaves in the heap only the children that hold the row it
+ * finds (iter.h).
  *
  * Errors are sticky: a child that stops with an error stops the merge, which
  * stays invalid (even across seeks) and reports that error, so a caller that
@@ -131,11 +131,12 @@ merge_seek(wc_iter *it, const wc_cell *target)
 }
 
 /*
- * The greatest of the children's last entries before target.  The heap then
- * holds that child alone: next is not allowed until a seek rebuilds it.
+ * The greatest of the rows the children find below target.  The heap holds
+ * the children at that row, each at its first entry there; the others sit
+ * on smaller rows and are left out until the next seek.
  */
 static void
-merge_seek_before(wc_iter *it, const wc_cell *target)
+merge_seek_row_before(wc_iter *it, const wc_cell *target)
 {
 	merge_iter *m = (merge_iter *) it;
 
@@ -145,21 +146,30 @@ merge_seek_before(wc_iter *it, const wc_cell *target)
 	for (int i = 0; i < m->n; i++)
 	{
 		wc_iter    *kid = m->kids[i];
+		const wc_cell *c;
+		int			cmp;
 
-		wc_iter_seek_before(kid, target);
+		wc_iter_seek_row_before(kid, target);
 		if (!wc_iter_valid(kid))
 		{
 			if (!child_ended(m, kid))
 				return;
 			continue;
 		}
-		if (m->size == 0 || wc_cell_cmp(wc_iter_cell(kid), m->heap[0].cell) > 0)
+		c = wc_iter_cell(kid);
+		cmp = m->size == 0 ? 1 :
+			wc_row_cmp(c->row, c->row_len, m->heap[0].cell->row, m->heap[0].cell->row_len);
+		if (cmp > 0)
+			m->size = 0;		/* a greater row: drop the smaller one's children */
+		if (cmp >= 0)
 		{
-			m->heap[0].it = kid;
-			m->heap[0].cell = wc_iter_cell(kid);
-			m->size = 1;
+			m->heap[m->size].it = kid;
+			m->heap[m->size].cell = c;
+			m->size++;
 		}
 	}
+	for (int i = m->size / 2 - 1; i >= 0; i--)
+		sift_down(m, i);
 }
 
 static void
@@ -227,7 +237,7 @@ static const wc_iter_ops merge_ops = {
 	merge_cell,
 	merge_status,
 	merge_close,
-	merge_seek_before
+	merge_seek_row_before
 };
 
 wc_iter *

@@ -12,8 +12,8 @@
  * The visibility step needs a column's entries newest first and a row's
  * family tombstone before its columns, which is the forward order, and the
  * sources can only decode forward, so each stream steps back a row at a time:
- * it finds the greatest rowkey below the row it read last (wc_iter_seek_before
- * in every source), seeks forward to that row's first entry and reads the row
+ * it puts every source on the first entry of its greatest row below the row
+ * read last (wc_iter_seek_row_before), and reads the greatest of those rows
  * as a forward scan does.  Within a row the order is the forward one, as in
  * HBase's reversed scans; the scan merges the streams by rowkey descending,
  * families ascending.
@@ -47,10 +47,10 @@ static bool b_valid(const wc_iter *it) { return wc_iter_valid(((const borrow_ite
 static const wc_cell *b_cell(const wc_iter *it) { return wc_iter_cell(((const borrow_iter *) it)->target); }
 static int b_status(const wc_iter *it, wc_err *err) { return wc_iter_status(((const borrow_iter *) it)->target, err); }
 static void b_close(wc_iter *it) { free(it); }
-static void b_seek_before(wc_iter *it, const wc_cell *t) { wc_iter_seek_before(((borrow_iter *) it)->target, t); }
+static void b_seek_row_before(wc_iter *it, const wc_cell *t) { wc_iter_seek_row_before(((borrow_iter *) it)->target, t); }
 
 static const wc_iter_ops borrow_ops = {
-	b_seek_first, b_seek, b_next, b_valid, b_cell, b_status, b_close, b_seek_before
+	b_seek_first, b_seek, b_next, b_valid, b_cell, b_status, b_close, b_seek_row_before
 };
 
 /* One source of a family: its iterator (opened lazily for sorted files). */
@@ -517,7 +517,9 @@ stream_advance(wc_scan *scan, fam_stream *fs)
 /*
  * Reversed scans: positions fs at the first entry of the greatest row below
  * the row read last (or below the stop of range range_idx, at its start),
- * moving to earlier ranges as they run out; done when none is left.
+ * moving to earlier ranges as they run out; done when none is left.  The
+ * merge then holds only the sources with entries of that row: the row's end
+ * is where the stream steps back again.
  */
 static int
 stream_step_back(wc_scan *scan, fam_stream *fs)
@@ -552,7 +554,7 @@ stream_step_back(wc_scan *scan, fam_stream *fs)
 			wc_cell_row_start(&target, scan->keybuf, r->stop_len + 1);
 		}
 		scan->stats.seeks++;
-		wc_iter_seek_before(fs->merge, before);
+		wc_iter_seek_row_before(fs->merge, before);
 		if (!wc_iter_valid(fs->merge))
 		{
 			if ((rc = wc_iter_status(fs->merge, &scan->err)) != WC_OK)
@@ -580,8 +582,6 @@ stream_step_back(wc_scan *scan, fam_stream *fs)
 		fs->have_row = true;
 		fs->in_row = true;
 		wc_vis_reset(&fs->vis);
-		wc_cell_row_start(&target, fs->row, fs->row_len);
-		wc_iter_seek(fs->merge, &target);
 		return WC_OK;
 	}
 }
