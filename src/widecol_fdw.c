@@ -404,10 +404,12 @@ widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
 	/*
 	 * The reversed scan, when the query's order starts with rowkey DESC (a
 	 * path of no use would only cost planning time).  The same reads, plus
-	 * two seeks a row that stay in the blocks at hand: the engine steps back
-	 * to the row before and reads it forward (engine/scan.c).  Its startup
-	 * cost is the forward scan's, so that a LIMIT takes it over a Sort of
-	 * the whole range.
+	 * a search a row in every file, in the blocks at hand: the engine steps
+	 * back to the row before and reads it forward (engine/scan.c).  A whole
+	 * range read so took about as long as a forward read and a Sort of it
+	 * (BENCHMARKS.md, "Reversed scans"); it is charged a little less, since
+	 * it streams and needs no work_mem.  Its startup cost is the forward
+	 * scan's, so that a LIMIT takes it over a Sort of the whole range.
 	 */
 	if (root->query_pathkeys != NIL)
 		rev_pathkeys = wcfdw_scan_pathkeys(root, baserel, &ps->cols, true);
@@ -415,7 +417,7 @@ widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
 	{
 		double		rows = scanned / Max(ps->cells_per_row, 1.0);
 
-		total += rows * 2 * ps->files * cpu_operator_cost;
+		total += rows * 10 * ps->files * cpu_operator_cost;
 		add_path(baserel, (Path *)
 				 create_foreignscan_path(root, baserel, NULL, baserel->rows,
 										 startup, total, rev_pathkeys,
