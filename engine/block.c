@@ -319,6 +319,8 @@ wc_block_iter_free(wc_block_iter *it)
 {
 	free(it->row.buf);
 	free(it->qual.buf);
+	free(it->save_row.data);
+	free(it->save_qual.data);
 	memset(it, 0, sizeof(*it));
 }
 
@@ -394,18 +396,18 @@ wc_block_iter_next(wc_block_iter *it)
 	parse_entry(it, it->next);
 }
 
-void
-wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
+/*
+ * The last restart point whose entry sorts before target, or 0 when none does
+ * (then *none is set, if asked for); -1 after marking the block corrupt.
+ */
+static int64_t
+restart_before(wc_block_iter *it, const wc_cell *target, bool *none)
 {
 	uint32_t	lo = 0,
-				hi;
+				hi = it->nrestarts - 1;
 
-	it->valid = false;
-	if (it->status != WC_OK || it->nrestarts == 0)
-		return;
-
-	/* the last restart point whose entry sorts before target */
-	hi = it->nrestarts - 1;
+	if (none)
+		*none = false;
 	while (lo < hi)
 	{
 		uint32_t	mid = lo + (hi - lo + 1) / 2;
@@ -417,7 +419,7 @@ wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
 		if (off >= it->limit)
 		{
 			set_corrupt(it, "restart point beyond the entries", it->limit + 4 * mid);
-			return;
+			return -1;
 		}
 		why = parse_raw(it->data, off, it->limit, &e);
 		if (why == NULL && (e.rsh != 0 || e.qsh != 0))
@@ -425,7 +427,7 @@ wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
 		if (why != NULL)
 		{
 			set_corrupt(it, why, off);
-			return;
+			return -1;
 		}
 		key.row = e.rsuf;
 		key.row_len = e.run;
@@ -439,8 +441,128 @@ wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
 		else
 			hi = mid - 1;
 	}
+	if (lo == 0 && none)
+	{
+		/* restart 0 was never compared: the search only moves lo up */
+		seek_restart(it, 0);
+		if (!it->valid)
+			return -1;
+		*none = wc_cell_cmp(&it->cell, target) >= 0;
+	}
+	return lo;
+}
 
-	seek_restart(it, lo);
+void
+wc_block_iter_seek(wc_block_iter *it, const wc_cell *target)
+{
+	int64_t		r;
+
+	it->valid = false;
+	if (it->status != WC_OK || it->nrestarts == 0)
+		return;
+	if ((r = restart_before(it, target, NULL)) < 0)
+		return;
+	seek_restart(it, (uint32_t) r);
 	while (it->valid && wc_cell_cmp(&it->cell, target) < 0)
 		wc_block_iter_next(it);
+}
+
+/* Copies bytes[0..len-1] into b; false when out of memory. */
+static bool
+save_bytes(wc_block_buf *b, const uint8_t *bytes, size_t len)
+{
+	if (!wc_buf_reserve(&b->data, &b->cap, len > 0 ? len : 1))
+		return false;
+	memcpy(b->data, bytes, len);
+	b->len = len;
+	return true;
+}
+
+/* Makes a key the bytes of b (a copy, since b is reused). */
+static bool
+restore_key(wc_block_key *k, const wc_block_buf *b)
+{
+	if (!wc_buf_reserve(&k->buf, &k->cap, b->len > 0 ? b->len : 1))
+		return false;
+	memcpy(k->buf, b->data, b->len);
+	k->p = k->buf;
+	k->len = (uint32_t) b->len;
+	return true;
+}
+
+/*
+ * Entries decode only forward (each shares a prefix with the one before), so
+ * going back means walking from a restart point: from the last restart below
+ * target, remember where each row begins (its offset and its decoded keys)
+ * and stop at target; then put the iterator back where the last row began.
+ */
+void
+wc_block_iter_seek_row_before(wc_block_iter *it, const wc_cell *target, bool *row_start)
+{
+	int64_t		r = (int64_t) it->nrestarts - 1;
+	bool		none = false;
+	bool		have = false;
+	bool		first = true;	/* the entry is the first one walked */
+	uint32_t	off = 0;
+	raw_entry	e;
+	const char *why;
+
+	*row_start = false;
+	it->valid = false;
+	if (it->status != WC_OK || it->nrestarts == 0)
+		return;
+	if (target != NULL && ((r = restart_before(it, target, &none)) < 0 || none))
+	{
+		it->valid = false;
+		return;
+	}
+	seek_restart(it, (uint32_t) r);
+	while (it->valid && (target == NULL || wc_cell_cmp(&it->cell, target) < 0))
+	{
+		if (!have || it->cell.row_len != it->save_row.len ||
+			memcmp(it->cell.row, it->save_row.data, it->cell.row_len) != 0)
+		{
+			if (!save_bytes(&it->save_row, it->cell.row, it->cell.row_len) ||
+				!save_bytes(&it->save_qual, it->cell.qual, it->cell.qual_len))
+			{
+				set_corrupt(it, "out of memory", it->cur);
+				it->status = WC_NOMEM;
+				return;
+			}
+			off = it->cur;
+			have = true;
+			*row_start = !first;
+		}
+		first = false;
+		wc_block_iter_next(it);
+	}
+	if (it->status != WC_OK || !have)
+	{
+		it->valid = false;
+		return;
+	}
+	/* back to the row's first entry: its keys, then the rest of it parsed again */
+	if ((why = parse_raw(it->data, off, it->limit, &e)) != NULL)
+	{
+		set_corrupt(it, why, off);
+		return;
+	}
+	if (!restore_key(&it->row, &it->save_row) || !restore_key(&it->qual, &it->save_qual))
+	{
+		set_corrupt(it, "out of memory", off);
+		it->status = WC_NOMEM;
+		return;
+	}
+	it->cell.row = it->row.p;
+	it->cell.row_len = it->row.len;
+	it->cell.qual = it->qual.p;
+	it->cell.qual_len = it->qual.len;
+	it->cell.ts = e.ts;
+	it->cell.seq = e.seq;
+	it->cell.type = e.type;
+	it->cell.val = e.val;
+	it->cell.val_len = e.vlen;
+	it->cur = off;
+	it->next = e.end;
+	it->valid = true;
 }

@@ -112,6 +112,8 @@ typedef struct wc_block_iter
 	wc_block_key row;
 	wc_block_key qual;
 	wc_cell		cell;
+	wc_block_buf save_row;		/* keys of a row start (seek_row_before) */
+	wc_block_buf save_qual;
 } wc_block_iter;
 
 /* Initializes an iterator with no block (no allocation yet). */
@@ -130,5 +132,14 @@ void		wc_block_iter_seek_first(wc_block_iter *it);
 /* Positions at the first entry >= target; invalid when there is none. */
 void		wc_block_iter_seek(wc_block_iter *it, const wc_cell *target);
 void		wc_block_iter_next(wc_block_iter *it);
+/*
+ * Positions at the first entry of the row of the last entry < target (target
+ * NULL: of the block's last entry); invalid when no entry is below target.
+ * *row_start is false when that row may begin earlier than the block shows
+ * cheaply (the entry is at a restart point: an earlier restart interval or
+ * block may hold more of the row).  next may follow.
+ */
+void		wc_block_iter_seek_row_before(wc_block_iter *it, const wc_cell *target,
+										  bool *row_start);
 
 #endif

@@ -4,6 +4,8 @@
  *
  * Usage: seek or seek_first, then while (valid) { cell; next }.  When valid turns
  * false, status tells an end (WC_OK) from an error (code, message in err).
+ * Reversed scans (scan.c) step backward a row at a time with seek_row_before,
+ * then read the row forward with next: iterators have no prev.
  * The wc_cell returned by cell() and the bytes it points to stay valid until the
  * next call of seek/seek_first/next/close on the same iterator.
  */
@@ -26,6 +28,14 @@ typedef struct wc_iter_ops
 	/* WC_OK, or the first error with its message copied into err. */
 	int			(*status) (const wc_iter *it, wc_err *err);
 	void		(*close) (wc_iter *it);
+	/*
+	 * Positions at the first entry of the greatest row below target (target
+	 * NULL: of the last row), where target is a row's first possible entry
+	 * (wc_cell_row_start); invalid when no row is below.  next then walks
+	 * that row; past its end a merge goes on only with the children that
+	 * hold the row, so a caller stops at the row's end or seeks.
+	 */
+	void		(*seek_row_before) (wc_iter *it, const wc_cell *target);
 } wc_iter_ops;
 
 struct wc_iter
@@ -39,6 +49,7 @@ static inline void wc_iter_next(wc_iter *it) { it->ops->next(it); }
 static inline bool wc_iter_valid(const wc_iter *it) { return it->ops->valid(it); }
 static inline const wc_cell *wc_iter_cell(const wc_iter *it) { return it->ops->cell(it); }
 static inline int wc_iter_status(const wc_iter *it, wc_err *err) { return it->ops->status(it, err); }
+static inline void wc_iter_seek_row_before(wc_iter *it, const wc_cell *t) { it->ops->seek_row_before(it, t); }
 static inline void wc_iter_close(wc_iter *it) { if (it) it->ops->close(it); }
 
 /*

@@ -447,6 +447,39 @@ mt_iter_seek(wc_iter *it, const wc_cell *target)
 	mt_iter_set(mi, find_ge(mi->mt, target, NULL));
 }
 
+/* The last node < target (the last node when target is NULL), by find_ge's
+ * descent, then the first node of its row by another. */
+static void
+mt_iter_seek_row_before(wc_iter *it, const wc_cell *target)
+{
+	mt_iter    *mi = (mt_iter *) it;
+	mt_node    *x = mi->mt->head;
+	wc_cell		start;
+
+	if (target != NULL)
+	{
+		mt_node    *prev[MT_MAX_HEIGHT];
+
+		find_ge(mi->mt, target, prev);
+		x = prev[0];
+	}
+	else
+	{
+		for (int level = mi->mt->height - 1; level >= 0; level--)
+			while (x->next[level] != NULL)
+				x = x->next[level];
+	}
+	if (x == mi->mt->head)
+	{
+		mt_iter_set(mi, NULL);
+		return;
+	}
+	mt_iter_set(mi, x);
+	/* the row's bytes live in the node, which stays */
+	wc_cell_row_start(&start, mi->cell.row, mi->cell.row_len);
+	mt_iter_set(mi, find_ge(mi->mt, &start, NULL));
+}
+
 static void
 mt_iter_next(wc_iter *it)
 {
@@ -490,7 +523,8 @@ static const wc_iter_ops mt_iter_ops = {
 	mt_iter_valid,
 	mt_iter_cell,
 	mt_iter_status,
-	mt_iter_close
+	mt_iter_close,
+	mt_iter_seek_row_before
 };
 
 wc_iter *

@@ -9,6 +9,9 @@
  * children, and log2(n) levels at worst for the 20+ sources of a store with
  * many sorted files.
  *
+ * seek_row_before leaves in the heap only the children that hold the row it
+ * finds (iter.h).
+ *
  * Errors are sticky: a child that stops with an error stops the merge, which
  * stays invalid (even across seeks) and reports that error, so a caller that
  * checks status only at the end can never mistake a failure for an end.
@@ -127,6 +130,48 @@ merge_seek(wc_iter *it, const wc_cell *target)
 	merge_build(m);
 }
 
+/*
+ * The greatest of the rows the children find below target.  The heap holds
+ * the children at that row, each at its first entry there; the others sit
+ * on smaller rows and are left out until the next seek.
+ */
+static void
+merge_seek_row_before(wc_iter *it, const wc_cell *target)
+{
+	merge_iter *m = (merge_iter *) it;
+
+	m->size = 0;
+	if (m->failed)
+		return;
+	for (int i = 0; i < m->n; i++)
+	{
+		wc_iter    *kid = m->kids[i];
+		const wc_cell *c;
+		int			cmp;
+
+		wc_iter_seek_row_before(kid, target);
+		if (!wc_iter_valid(kid))
+		{
+			if (!child_ended(m, kid))
+				return;
+			continue;
+		}
+		c = wc_iter_cell(kid);
+		cmp = m->size == 0 ? 1 :
+			wc_row_cmp(c->row, c->row_len, m->heap[0].cell->row, m->heap[0].cell->row_len);
+		if (cmp > 0)
+			m->size = 0;		/* a greater row: drop the smaller one's children */
+		if (cmp >= 0)
+		{
+			m->heap[m->size].it = kid;
+			m->heap[m->size].cell = c;
+			m->size++;
+		}
+	}
+	for (int i = m->size / 2 - 1; i >= 0; i--)
+		sift_down(m, i);
+}
+
 static void
 merge_next(wc_iter *it)
 {
@@ -191,7 +236,8 @@ static const wc_iter_ops merge_ops = {
 	merge_valid,
 	merge_cell,
 	merge_status,
-	merge_close
+	merge_close,
+	merge_seek_row_before
 };
 
 wc_iter *

@@ -7,6 +7,16 @@
  * (visible.h), which says which versions are visible.  The scan then merges the
  * streams by (rowkey, family) so rows come out in (rowkey, family, qualifier,
  * ts desc) order.
+ *
+ * A reversed scan (wc_scan_opts.reverse) takes rows from the last to the first.
+ * The visibility step needs a column's entries newest first and a row's
+ * family tombstone before its columns, which is the forward order, and the
+ * sources can only decode forward, so each stream steps back a row at a time:
+ * it puts every source on the first entry of its greatest row below the row
+ * read last (wc_iter_seek_row_before), and reads the greatest of those rows
+ * as a forward scan does.  Within a row the order is the forward one, as in
+ * HBase's reversed scans; the scan merges the streams by rowkey descending,
+ * families ascending.
  */
 #include "db_internal.h"
 
@@ -37,9 +47,10 @@ static bool b_valid(const wc_iter *it) { return wc_iter_valid(((const borrow_ite
 static const wc_cell *b_cell(const wc_iter *it) { return wc_iter_cell(((const borrow_iter *) it)->target); }
 static int b_status(const wc_iter *it, wc_err *err) { return wc_iter_status(((const borrow_iter *) it)->target, err); }
 static void b_close(wc_iter *it) { free(it); }
+static void b_seek_row_before(wc_iter *it, const wc_cell *t) { wc_iter_seek_row_before(((borrow_iter *) it)->target, t); }
 
 static const wc_iter_ops borrow_ops = {
-	b_seek_first, b_seek, b_next, b_valid, b_cell, b_status, b_close
+	b_seek_first, b_seek, b_next, b_valid, b_cell, b_status, b_close, b_seek_row_before
 };
 
 /* One source of a family: its iterator (opened lazily for sorted files). */
@@ -61,6 +72,13 @@ typedef struct fam_stream
 	int			range_idx;
 	bool		step_first;		/* the merge sits on the cell returned last */
 	bool		done;
+
+	/* reversed scans: the row being read, or the last one read */
+	uint8_t    *row;
+	size_t		row_len,
+				row_cap;
+	bool		have_row;		/* row bounds the next step back */
+	bool		in_row;			/* the merge is inside row */
 
 	wc_vis		vis;			/* the family's rules and where the merge is */
 
@@ -85,6 +103,7 @@ struct wc_scan
 	int			nexcl_committed;	/* of those, committed ones */
 	int			nstreams;
 	fam_stream *streams;
+	bool		reverse;
 	int			last;			/* stream that returned the last cell, or -1 */
 	uint64_t	until_check;
 	int			failed;			/* sticky error code */
@@ -324,6 +343,7 @@ stream_free(fam_stream *fs)
 	for (int i = 0; i < fs->nsrc; i++)
 		wc_iter_close(fs->src[i].iter);
 	free(fs->src);
+	free(fs->row);
 	wc_vis_free(&fs->vis);
 }
 
@@ -453,10 +473,49 @@ stream_fail(wc_scan *scan, fam_stream *fs, int code)
 	return code;
 }
 
+/*
+ * Feeds c, the merge's current entry, to the visibility step and moves on: 1
+ * with fs->out filled when c is a visible put (the merge stays on it), 0 when
+ * it is not, or a negative code (the stream failed).
+ */
+static int
+stream_consider(wc_scan *scan, fam_stream *fs, const wc_cell *c)
+{
+	int			rc = wc_vis_step(&fs->vis, c);
+
+	if (rc != WC_VIS_EMIT)
+	{
+		if (rc < 0)
+			return stream_fail(scan, fs, wc_err_set(&scan->err, rc, "out of memory"));
+		if (rc == WC_VIS_SKIP_COLUMN)
+			stream_skip_unwanted(scan, fs);
+		else
+			wc_iter_next(fs->merge);
+		return 0;
+	}
+	fs->out.row = c->row;
+	fs->out.row_len = c->row_len;
+	fs->out.family = fs->name;
+	fs->out.family_len = fs->name_len;
+	fs->out.qual = c->qual;
+	fs->out.qual_len = c->qual_len;
+	fs->out.ts = c->ts;
+	fs->out.val = c->val;
+	fs->out.val_len = c->val_len;
+	fs->out.seq = c->seq;
+	fs->has_cell = true;
+	fs->step_first = true;
+	return 1;
+}
+
+static int	stream_advance_back(wc_scan *scan, fam_stream *fs);
+
 /* Finds the next visible cell of fs: has_cell, or done (error in scan->failed). */
 static int
 stream_advance(wc_scan *scan, fam_stream *fs)
 {
+	if (scan->reverse)
+		return stream_advance_back(scan, fs);
 	fs->has_cell = false;
 	if (fs->step_first)
 	{
@@ -491,31 +550,131 @@ stream_advance(wc_scan *scan, fam_stream *fs)
 			stream_seek_range(scan, fs);
 			continue;
 		}
-		rc = wc_vis_step(&fs->vis, c);
-		if (rc != WC_VIS_EMIT)
+		if ((rc = stream_consider(scan, fs, c)) < 0)
+			return rc;
+		if (rc > 0)
+			return WC_OK;
+	}
+	return scan->failed;
+}
+
+/*
+ * Reversed scans: positions fs at the first entry of the greatest row below
+ * the row read last (or below the stop of range range_idx, at its start),
+ * moving to earlier ranges as they run out; done when none is left.  The
+ * merge then holds only the sources with entries of that row: the row's end
+ * is where the stream steps back again.
+ */
+static int
+stream_step_back(wc_scan *scan, fam_stream *fs)
+{
+	for (;;)
+	{
+		const wc_key_range *r;
+		const wc_cell *c;
+		wc_cell		target;
+		const wc_cell *before = &target;
+		int			rc;
+
+		if (fs->merge == NULL || fs->range_idx < 0)
 		{
-			if (rc < 0)
-				return stream_fail(scan, fs, wc_err_set(&scan->err, rc, "out of memory"));
-			if (rc == WC_VIS_SKIP_COLUMN)
-				stream_skip_unwanted(scan, fs);
-			else
-				wc_iter_next(fs->merge);
+			fs->done = true;
+			return WC_OK;
+		}
+		r = scan->nranges > 0 ? &scan->ranges[fs->range_idx] : NULL;
+		if (fs->have_row)
+			wc_cell_row_start(&target, fs->row, fs->row_len);
+		else if (r == NULL || r->stop_bound == WC_UNBOUNDED)
+			before = NULL;
+		else if (r->stop_bound == WC_EXCLUSIVE)
+			wc_cell_row_start(&target, r->stop, r->stop_len);
+		else
+		{
+			/* below the row after stop, stop || 0x00 */
+			if (!wc_buf_reserve(&scan->keybuf, &scan->keycap, r->stop_len + 1))
+				return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
+			memcpy(scan->keybuf, r->stop, r->stop_len);
+			scan->keybuf[r->stop_len] = 0;
+			wc_cell_row_start(&target, scan->keybuf, r->stop_len + 1);
+		}
+		scan->stats.seeks++;
+		wc_iter_seek_row_before(fs->merge, before);
+		if (!wc_iter_valid(fs->merge))
+		{
+			if ((rc = wc_iter_status(fs->merge, &scan->err)) != WC_OK)
+				return stream_fail(scan, fs, rc);
+			fs->range_idx--;
+			fs->have_row = false;
 			continue;
 		}
+		c = wc_iter_cell(fs->merge);
+		if (r != NULL && r->start_bound != WC_UNBOUNDED)
+		{
+			int			cmp = wc_row_cmp(c->row, c->row_len, r->start, r->start_len);
 
-		fs->out.row = c->row;
-		fs->out.row_len = c->row_len;
-		fs->out.family = fs->name;
-		fs->out.family_len = fs->name_len;
-		fs->out.qual = c->qual;
-		fs->out.qual_len = c->qual_len;
-		fs->out.ts = c->ts;
-		fs->out.val = c->val;
-		fs->out.val_len = c->val_len;
-		fs->out.seq = c->seq;
-		fs->has_cell = true;
-		fs->step_first = true;
+			if (cmp < 0 || (cmp == 0 && r->start_bound == WC_EXCLUSIVE))
+			{
+				fs->range_idx--;
+				fs->have_row = false;
+				continue;
+			}
+		}
+		if (!wc_buf_reserve(&fs->row, &fs->row_cap, c->row_len + 1))
+			return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
+		memcpy(fs->row, c->row, c->row_len);
+		fs->row_len = c->row_len;
+		fs->have_row = true;
+		fs->in_row = true;
+		wc_vis_reset(&fs->vis);
 		return WC_OK;
+	}
+}
+
+/* stream_advance of a reversed scan: the rest of the row, else the row before. */
+static int
+stream_advance_back(wc_scan *scan, fam_stream *fs)
+{
+	fs->has_cell = false;
+	if (fs->step_first)
+	{
+		fs->step_first = false;
+		wc_iter_next(fs->merge);
+	}
+	while (!fs->done)
+	{
+		const wc_cell *c;
+		int			rc;
+
+		if (!fs->in_row)
+		{
+			if ((rc = stream_step_back(scan, fs)) != WC_OK)
+				return rc;
+			continue;
+		}
+		if (!wc_iter_valid(fs->merge))
+		{
+			if ((rc = wc_iter_status(fs->merge, &scan->err)) != WC_OK)
+				return stream_fail(scan, fs, rc);
+			fs->in_row = false;
+			continue;
+		}
+		if (--scan->until_check == 0)
+		{
+			scan->until_check = INTERRUPT_EVERY;
+			if (wc_db_interrupted(scan->db))
+				return stream_fail(scan, fs, wc_err_set(&scan->err, WC_ABORTED, "scan interrupted"));
+		}
+		c = wc_iter_cell(fs->merge);
+		scan->stats.cells_scanned++;
+		if (wc_row_cmp(c->row, c->row_len, fs->row, fs->row_len) != 0)
+		{
+			fs->in_row = false;
+			continue;
+		}
+		if ((rc = stream_consider(scan, fs, c)) < 0)
+			return rc;
+		if (rc > 0)
+			return WC_OK;
 	}
 	return scan->failed;
 }
@@ -555,10 +714,21 @@ start_streams(wc_scan *scan)
 	{
 		fam_stream *fs = &scan->streams[i];
 
-		fs->range_idx = 0;
 		fs->done = false;
 		fs->has_cell = false;
-		stream_seek_range(scan, fs);
+		if (scan->reverse)
+		{
+			/* the last range first; with no ranges, range 0 is every row */
+			fs->range_idx = scan->nranges > 0 ? scan->nranges - 1 : 0;
+			fs->have_row = false;
+			fs->in_row = false;
+			fs->step_first = false;
+		}
+		else
+		{
+			fs->range_idx = 0;
+			stream_seek_range(scan, fs);
+		}
 		if ((rc = stream_advance(scan, fs)) != WC_OK)
 			return rc;
 	}
@@ -633,6 +803,7 @@ wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
 {
 	wc_scan    *scan;
 	int64_t		now;
+	bool		empty;
 	int			rc;
 
 	*out = NULL;
@@ -642,6 +813,7 @@ wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
 	wc_err_clear(&scan->err);
 	scan->db = db;
 	scan->opts = opts;
+	scan->reverse = opts->reverse;
 	scan->until_check = INTERRUPT_EVERY;
 	scan->last = -1;
 	if ((scan->v = wc_db_version(db, err)) == NULL)
@@ -669,11 +841,12 @@ wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
 		wc_scan_close(scan);
 		return wc_err_set(err, WC_INVALID, "scan ranges must be sorted and disjoint");
 	}
-	if (rc > 0 || opts->ts_min > opts->ts_max)
+	if (opts->ts_min > opts->ts_max)
 	{
-		*out = scan;			/* an empty range: a scan with no streams */
+		*out = scan;			/* an empty time range: a scan with no streams */
 		return WC_OK;
 	}
+	empty = rc > 0;
 	now = opts->now_ms ? opts->now_ms : wc_env_now_ms();
 
 	scan->streams = calloc(db->nfams > 0 ? db->nfams : 1, sizeof(fam_stream));
@@ -697,7 +870,13 @@ wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
 		if (rc != WC_OK)
 			break;
 	}
-	if (rc == WC_OK)
+	if (rc == WC_OK && empty)
+	{
+		/* an empty range: streams that yield nothing until a reset */
+		for (int i = 0; i < scan->nstreams; i++)
+			scan->streams[i].done = true;
+	}
+	else if (rc == WC_OK)
 		rc = start_streams(scan);
 	if (rc != WC_OK)
 	{
@@ -731,12 +910,19 @@ wc_scan_next(wc_scan *scan, wc_cell_view *cell, wc_err *err)
 	{
 		const fam_stream *fs = &scan->streams[i];
 
+		int			c;
+
 		if (!fs->has_cell)
 			continue;
+		if (best < 0)
+		{
+			best = i;
+			continue;
+		}
 		/* equal rows: the earlier stream has the smaller family name */
-		if (best < 0 || wc_row_cmp(fs->out.row, fs->out.row_len,
-								   scan->streams[best].out.row,
-								   scan->streams[best].out.row_len) < 0)
+		c = wc_row_cmp(fs->out.row, fs->out.row_len,
+					   scan->streams[best].out.row, scan->streams[best].out.row_len);
+		if (scan->reverse ? c > 0 : c < 0)
 			best = i;
 	}
 	scan->last = best;

@@ -717,17 +717,32 @@ nomem:
 
 /* ---------------------------------------------------------------- iterator */
 
+/* A block read and checked, and the buffers its bytes may live in. */
+typedef struct loaded_block
+{
+	uint32_t	blk;			/* its number; UINT32_MAX if none */
+	uint64_t	off;			/* its offset in the file (for messages) */
+	read_bufs	rb;
+	const uint8_t *data;		/* its uncompressed bytes */
+	size_t		len;
+} loaded_block;
+
 typedef struct sst_iter
 {
 	wc_iter		base;
 	wc_sst	   *sst;
 	wc_scan_stats *stats;
-	uint32_t	blk;			/* the loaded block; UINT32_MAX if none */
-	uint64_t	blk_off;		/* its offset in the file (for messages) */
-	read_bufs	rb;
-	const uint8_t *data;		/* the loaded block's bytes */
-	size_t		len;
+	/*
+	 * The current block, and the one before it was loaded: a reversed scan
+	 * goes back and forth across a block boundary (it reads a row to its end,
+	 * which is in the next block, then steps back), and would otherwise read
+	 * and decompress each block three times.
+	 */
+	loaded_block cur;
+	loaded_block prev;
 	wc_block_iter bi;
+	uint8_t    *rowbuf;			/* a row sought from its start (seek_row_before) */
+	size_t		rowcap;
 	wc_err		err;			/* sticky: after an error the iterator stays invalid */
 } sst_iter;
 
@@ -737,10 +752,10 @@ block_error(sst_iter *it)
 {
 	if (it->bi.status == WC_NOMEM)
 		wc_err_set(&it->err, WC_NOMEM, "out of memory reading block of %s at offset %llu",
-				   it->sst->file.name, (unsigned long long) it->blk_off);
+				   it->sst->file.name, (unsigned long long) it->cur.off);
 	else
 		wc_err_set(&it->err, WC_CORRUPT, "corrupt block in %s at offset %llu: %s at byte %u of the block",
-				   it->sst->file.name, (unsigned long long) it->blk_off,
+				   it->sst->file.name, (unsigned long long) it->cur.off,
 				   it->bi.reason ? it->bi.reason : "malformed", it->bi.bad_off);
 }
 
@@ -750,24 +765,31 @@ load_block(sst_iter *it, uint32_t i)
 {
 	if (it->err.code != WC_OK)
 		return false;
-	if (it->blk != i)
+	if (it->cur.blk != i)
 	{
+		loaded_block t = it->prev;
 		idx_entry	e;
 
-		it->blk = UINT32_MAX;
-		if (index_get(it->sst, i, &e, &it->err) != WC_OK ||
-			read_block(it->sst, e.off, e.size, &it->rb, "block", &it->data, &it->len,
-					   &it->err) != WC_OK)
+		/* the current block becomes the previous one, whose buffers are reused */
+		it->prev = it->cur;
+		it->cur = t;
+		if (it->cur.blk != i)
 		{
-			it->bi.valid = false;
-			return false;
+			it->cur.blk = UINT32_MAX;
+			if (index_get(it->sst, i, &e, &it->err) != WC_OK ||
+				read_block(it->sst, e.off, e.size, &it->cur.rb, "block", &it->cur.data,
+						   &it->cur.len, &it->err) != WC_OK)
+			{
+				it->bi.valid = false;
+				return false;
+			}
+			if (it->stats)
+				it->stats->blocks_read++;
+			it->cur.blk = i;
+			it->cur.off = e.off;
 		}
-		if (it->stats)
-			it->stats->blocks_read++;
-		it->blk = i;
-		it->blk_off = e.off;
 	}
-	if (wc_block_iter_set(&it->bi, it->data, it->len) != WC_OK)
+	if (wc_block_iter_set(&it->bi, it->cur.data, it->cur.len) != WC_OK)
 	{
 		block_error(it);
 		return false;
@@ -786,9 +808,9 @@ skip_empty(sst_iter *it)
 			block_error(it);
 			return;
 		}
-		if (it->blk == UINT32_MAX || it->blk + 1 >= it->sst->nblocks)
+		if (it->cur.blk == UINT32_MAX || it->cur.blk + 1 >= it->sst->nblocks)
 			return;
-		if (!load_block(it, it->blk + 1))
+		if (!load_block(it, it->cur.blk + 1))
 			return;
 		wc_block_iter_seek_first(&it->bi);
 	}
@@ -806,16 +828,15 @@ sst_iter_seek_first(wc_iter *base)
 	skip_empty(it);
 }
 
-static void
-sst_iter_seek(wc_iter *base, const wc_cell *target)
+/* The first block whose last key is >= target (nblocks if none); UINT32_MAX on error. */
+static uint32_t
+block_for(sst_iter *it, const wc_cell *target)
 {
-	sst_iter   *it = (sst_iter *) base;
 	const wc_sst *s = it->sst;
 	uint32_t	lo = 0,
 				hi = s->nblocks;
 
-	it->bi.valid = false;
-	/* the first block whose last key is >= target (pfx is set when there are blocks) */
+	/* pfx is set when there are blocks */
 	if (s->nblocks > 0)
 	{
 		uint32_t	skip = s->pfx_skip;
@@ -841,7 +862,7 @@ sst_iter_seek(wc_iter *base, const wc_cell *target)
 				if (mp == tp)
 				{
 					if (index_get(s, mid, &e, &it->err) != WC_OK)
-						return;
+						return UINT32_MAX;
 					below = wc_cell_cmp(&e.key, target) < 0;
 				}
 				if (below)
@@ -851,10 +872,76 @@ sst_iter_seek(wc_iter *base, const wc_cell *target)
 			}
 		}
 	}
-	if (lo == it->sst->nblocks || !load_block(it, lo))
+	return lo;
+}
+
+static void
+sst_iter_seek(wc_iter *base, const wc_cell *target)
+{
+	sst_iter   *it = (sst_iter *) base;
+	uint32_t	b;
+
+	it->bi.valid = false;
+	b = block_for(it, target);
+	if (b >= it->sst->nblocks || !load_block(it, b))
 		return;
 	wc_block_iter_seek(&it->bi, target);
 	skip_empty(it);
+}
+
+/*
+ * The last entry below target is in the block where target would be, or
+ * else it is the last entry of the block before (whose last key is below
+ * target).  The block finds where that entry's row begins within it; a row
+ * that may begin earlier (at a restart point, or in an earlier block) is
+ * sought from its start through the index.
+ */
+static void
+sst_iter_seek_row_before(wc_iter *base, const wc_cell *target)
+{
+	sst_iter   *it = (sst_iter *) base;
+	uint32_t	b = it->sst->nblocks;
+	bool		row_start = false;
+	wc_cell		start;
+
+	it->bi.valid = false;
+	if (target != NULL && (b = block_for(it, target)) == UINT32_MAX)
+		return;
+	if (b < it->sst->nblocks)
+	{
+		if (!load_block(it, b))
+			return;
+		wc_block_iter_seek_row_before(&it->bi, target, &row_start);
+		if (it->bi.status != WC_OK)
+		{
+			block_error(it);
+			return;
+		}
+	}
+	if (!it->bi.valid)
+	{
+		if (b == 0 || !load_block(it, b - 1))
+			return;
+		wc_block_iter_seek_row_before(&it->bi, NULL, &row_start);
+		if (it->bi.status != WC_OK)
+		{
+			block_error(it);
+			return;
+		}
+		if (!it->bi.valid)
+			return;
+	}
+	if (row_start)
+		return;
+	if (!wc_buf_reserve(&it->rowbuf, &it->rowcap, it->bi.cell.row_len + 1))
+	{
+		wc_err_set(&it->err, WC_NOMEM, "out of memory reading %s", it->sst->file.name);
+		it->bi.valid = false;
+		return;
+	}
+	memcpy(it->rowbuf, it->bi.cell.row, it->bi.cell.row_len);
+	wc_cell_row_start(&start, it->rowbuf, it->bi.cell.row_len);
+	sst_iter_seek(base, &start);
 }
 
 static void
@@ -897,8 +984,11 @@ static void
 iter_release(sst_iter *it)
 {
 	wc_block_iter_free(&it->bi);
-	free(it->rb.raw);
-	free(it->rb.plain);
+	free(it->rowbuf);
+	free(it->cur.rb.raw);
+	free(it->cur.rb.plain);
+	free(it->prev.rb.raw);
+	free(it->prev.rb.plain);
 }
 
 static void
@@ -918,7 +1008,8 @@ static const wc_iter_ops sst_iter_ops = {
 	sst_iter_valid,
 	sst_iter_cell,
 	sst_iter_status,
-	sst_iter_close
+	sst_iter_close,
+	sst_iter_seek_row_before
 };
 
 static void
@@ -928,7 +1019,8 @@ iter_setup(sst_iter *it, wc_sst *s, wc_scan_stats *stats)
 	it->base.ops = &sst_iter_ops;
 	it->sst = s;
 	it->stats = stats;
-	it->blk = UINT32_MAX;
+	it->cur.blk = UINT32_MAX;
+	it->prev.blk = UINT32_MAX;
 	wc_block_iter_init(&it->bi);
 	wc_err_clear(&it->err);
 }

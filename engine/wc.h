@@ -374,6 +374,14 @@ typedef struct wc_scan_opts
 	/* With tag_visible: every committed tag below this is seen by the snapshot
 	 * (PostgreSQL: its xmin); a scan that needs a forgotten record is WC_TOO_OLD. */
 	uint64_t	snapshot_min;
+	/*
+	 * Rows in descending rowkey order (HBase's Scan.setReversed), the ranges
+	 * taken from the last to the first.  Within a row, cells come in the forward
+	 * order, (family, qualifier) ascending and versions newest first, as HBase
+	 * returns a reversed scan's rows.  Everything else is as for a forward scan;
+	 * each row costs a seek backward and one forward in every source.
+	 */
+	bool		reverse;
 } wc_scan_opts;
 
 /* Sets opts to "everything": no ranges, all families, all ts. */
@@ -407,15 +415,17 @@ typedef struct wc_scan_stats
 	uint64_t	blocks_read;	/* data blocks read from disk */
 	uint64_t	cells_scanned;	/* internal entries visited (all sources) */
 	uint64_t	cells_returned;
-	uint64_t	seeks;			/* range starts positioned */
+	uint64_t	seeks;			/* range starts positioned (reversed scans:
+								 * rows positioned) */
 } wc_scan_stats;
 
 typedef struct wc_scan wc_scan;
 
 /*
  * Opens a scan of the state as of the last refresh (plus opts->pending).  Rows come
- * in (rowkey, family, qualifier) byte order, versions newest first.  opts and what
- * it points to must stay valid until the scan is closed or reset.
+ * in (rowkey, family, qualifier) byte order, versions newest first (with
+ * opts->reverse, rowkeys descending and the rest as before).  opts and what it
+ * points to must stay valid until the scan is closed or reset.
  */
 int			wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err);
 

@@ -39,8 +39,9 @@ END $$;
 SELECT wc_explain('SELECT * FROM ord LIMIT 5');
 -- a rowkey fixed by the query: ordered by family, qualifier, ts DESC
 EXPLAIN (COSTS OFF) SELECT * FROM ord WHERE rowkey = 'r7' ORDER BY family, qualifier, ts DESC;
--- orders that are not the store's need a Sort
+-- rowkey DESC is a reversed scan (reverse.sql)
 EXPLAIN (COSTS OFF) SELECT * FROM ord ORDER BY rowkey DESC;
+-- orders that are not the store's need a Sort
 EXPLAIN (COSTS OFF) SELECT * FROM ord ORDER BY rowkey, family, qualifier, ts;
 EXPLAIN (COSTS OFF) SELECT * FROM ord ORDER BY ts;
 EXPLAIN (COSTS OFF) SELECT * FROM ord ORDER BY rowkey COLLATE "und-x-icu";

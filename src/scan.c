@@ -51,6 +51,7 @@ typedef struct WcFdwScanState
 	WcFdwCondExec *conds;
 	int			nconds;
 	bool		rowkey_only_rescan; /* only rowkey conditions vary */
+	bool		reverse;		/* rowkeys descending (wc_scan_opts.reverse) */
 	bool		need[WCF_NFIELDS];	/* fields the plan uses */
 	CommandId	curcid;
 	WcFdwSnapshotArg snap;		/* the statement's snapshot, for the engine */
@@ -194,6 +195,9 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 		}
 	}
 
+	if (list_length(plan->fdw_private) > WCFDW_PRIV_REVERSE)
+		ss->reverse = linitial_int(list_nth(plan->fdw_private, WCFDW_PRIV_REVERSE)) != 0;
+
 	/* the conditions' nodes in prefix order; a leaf takes the next expr */
 	ss->nconds = list_length(condinfo) / 3;
 	ss->conds = palloc0(sizeof(WcFdwCondExec) * Max(ss->nconds, 1));
@@ -307,6 +311,7 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	ss->opts.qual_range = ss->keys.has_qual_range ? &ss->keys.qual_range : NULL;
 	ss->opts.ts_min = ss->keys.ts_min;
 	ss->opts.ts_max = ss->keys.ts_max;
+	ss->opts.reverse = ss->reverse;
 	if (ss->wread)
 		wcfdw_wide_scan_cells(&ss->conv.cols, ss->wread, ss->keycxt,
 							  (wc_slice **) &ss->opts.families, &ss->opts.nfamilies,
@@ -807,6 +812,8 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	wcfdw_explain_field(node, es, WCF_FAMILY, "Families");
 	wcfdw_explain_field(node, es, WCF_QUALIFIER, "Qualifiers");
 	wcfdw_explain_field(node, es, WCF_TS, "Timestamps");
+	if (ss && ss->reverse)
+		ExplainPropertyBool("Reversed", true, es);
 	if (ss && ss->wread)
 	{
 		StringInfoData buf;

@@ -7,7 +7,10 @@
  * statistics (wc_db_get_stats, per family when the family is fixed by the
  * query); GetForeignPaths adds a scan path that carries the store's order as
  * pathkeys (rowkey, family, qualifier, ts DESC, as far as PostgreSQL's order
- * is byte order), and parameterized paths for rowkey = outer.column, so that
+ * is byte order), a reversed scan path whose rowkeys come descending
+ * (rowkey DESC, family, qualifier, ts DESC: the engine reads a row's cells
+ * in the forward order) when the query asks for rowkey DESC, and
+ * parameterized paths for rowkey = outer.column, so that
  * a nested loop does one point read per outer row; GetForeignPlan keeps
  * every qual for recheck and passes the pushable conditions' expressions as
  * fdw_exprs, evaluated at execution (see pushdown.c).
@@ -292,11 +295,35 @@ widecolGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntabl
 }
 
 /*
+ * wcfdw_nulls_as_asked
+ *		pk, or its twin with the NULLS order the query asks for at position i
+ *
+ * A scan returns no NULL rowkey, family, qualifier or ts, so it is in both
+ * NULLS orders at once: ORDER BY rowkey DESC NULLS LAST needs no Sort either.
+ */
+static PathKey *
+wcfdw_nulls_as_asked(PlannerInfo *root, PathKey *pk, int i)
+{
+	PathKey    *q;
+
+	if (list_length(root->query_pathkeys) <= i)
+		return pk;
+	q = list_nth(root->query_pathkeys, i);
+	if (q->pk_eclass != pk->pk_eclass || q->pk_opfamily != pk->pk_opfamily ||
+		q->pk_strategy != pk->pk_strategy || q->pk_nulls_first == pk->pk_nulls_first)
+		return pk;
+	return make_canonical_pathkey(root, pk->pk_eclass, pk->pk_opfamily, pk->pk_strategy,
+								  q->pk_nulls_first);
+}
+
+/*
  * wcfdw_scan_pathkeys
- *		The store's order as pathkeys, as far as it is PostgreSQL's order
+ *		The store's order as pathkeys, as far as it is PostgreSQL's order;
+ *		with reverse, a reversed scan's: rowkey descending, the rest as before
  */
 static List *
-wcfdw_scan_pathkeys(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols)
+wcfdw_scan_pathkeys(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
+					bool reverse)
 {
 	static const WcFdwField order[] = {WCF_ROWKEY, WCF_FAMILY, WCF_QUALIFIER, WCF_TS};
 	List	   *pathkeys = NIL;
@@ -315,7 +342,8 @@ wcfdw_scan_pathkeys(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *
 		/* the type cache, not GetDefaultOpClass: that scans pg_opclass on every
 		 * planning, a quarter of a prepared prefix scan's time when it is replanned */
 		tce = lookup_type_cache(col->typid, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
-		opno = order[i] == WCF_TS ? tce->gt_opr : tce->lt_opr;
+		opno = (order[i] == WCF_TS || (reverse && order[i] == WCF_ROWKEY)) ?
+			tce->gt_opr : tce->lt_opr;
 		if (!OidIsValid(opno))
 			break;
 		var = makeVar(baserel->relid, col->attnum, col->typid, col->typmod, col->collid, 0);
@@ -323,6 +351,11 @@ wcfdw_scan_pathkeys(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *
 		/* a column fixed to a constant by the query orders nothing */
 		if (pk != NIL && EC_MUST_BE_REDUNDANT(((PathKey *) linitial(pk))->pk_eclass))
 			continue;
+		/* reversed, only a rowkey that orders anything makes a new order */
+		if (reverse && pathkeys == NIL && order[i] != WCF_ROWKEY)
+			return NIL;
+		if (pk != NIL)
+			pk = list_make1(wcfdw_nulls_as_asked(root, linitial(pk), list_length(pathkeys)));
 		pathkeys = list_concat(pathkeys, pk);
 	}
 	return pathkeys;
@@ -361,7 +394,8 @@ static void
 widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	WcFdwPlanState *ps = baserel->fdw_private;
-	List	   *pathkeys = wcfdw_scan_pathkeys(root, baserel, &ps->cols);
+	List	   *pathkeys = wcfdw_scan_pathkeys(root, baserel, &ps->cols, false);
+	List	   *rev_pathkeys = NIL;
 	int			nquals = list_length(baserel->baserestrictinfo);
 	List	   *candidates = NIL;
 	ListCell   *lc;
@@ -386,6 +420,30 @@ widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
 			 create_foreignscan_path(root, baserel, NULL, baserel->rows,
 									 startup, total, pathkeys,
 									 baserel->lateral_relids, NULL, NIL));
+
+	/*
+	 * The reversed scan, when the query's order starts with rowkey DESC (a
+	 * path of no use would only cost planning time).  The same reads, plus
+	 * a search a row in every file, in the blocks at hand: the engine steps
+	 * back to the row before and reads it forward (engine/scan.c).  A whole
+	 * range read so took about as long as a forward read and a Sort of it
+	 * (BENCHMARKS.md, "Reversed scans"); it is charged a little less, since
+	 * it streams and needs no work_mem.  Its startup cost is the forward
+	 * scan's, so that a LIMIT takes it over a Sort of the whole range.
+	 */
+	if (root->query_pathkeys != NIL)
+		rev_pathkeys = wcfdw_scan_pathkeys(root, baserel, &ps->cols, true);
+	if (rev_pathkeys != NIL && linitial(rev_pathkeys) == linitial(root->query_pathkeys))
+	{
+		double		rows = scanned / Max(ps->cells_per_row, 1.0);
+
+		total += rows * 10 * ps->files * cpu_operator_cost;
+		add_path(baserel, (Path *)
+				 create_foreignscan_path(root, baserel, NULL, baserel->rows,
+										 startup, total, rev_pathkeys,
+										 baserel->lateral_relids, NULL,
+										 list_make1_int(1)));
+	}
 
 	/* parameterized scans: rowkey = outer expression */
 	foreach(lc, baserel->joininfo)
@@ -495,9 +553,11 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	/* every qual is rechecked: the engine's keys describe a superset */
 	scan_clauses = extract_actual_clauses(scan_clauses, false);
 
+	/* the path's fdw_private: 1 for the reversed scan */
 	return make_foreignscan(tlist, scan_clauses, baserel->relid, fdw_exprs,
-							list_make4(condinfo, ps->attrs, wcfdw_row_lock(root, baserel),
-									   list_make1_int(ps->wide_strict)),
+							list_make5(condinfo, ps->attrs, wcfdw_row_lock(root, baserel),
+									   list_make1_int(ps->wide_strict),
+									   list_make1_int(best_path->fdw_private != NIL)),
 							NIL, NIL, outer_plan);
 }
 

@@ -344,8 +344,10 @@ enum WcFdwScanPrivate
 	WCFDW_PRIV_LOCK,			/* integer list: row lock mode (NoLock = none),
 								 * LockWaitPolicy, 1 if the table is the
 								 * statement's target (UPDATE, DELETE) */
-	WCFDW_PRIV_WIDE				/* integer list: 1 if a condition needs one of
+	WCFDW_PRIV_WIDE,			/* integer list: 1 if a condition needs one of
 								 * the needed cell columns non-NULL (wide.c) */
+	WCFDW_PRIV_REVERSE			/* integer list: 1 for a reversed scan (rowkeys
+								 * descending) */
 };
 
 /* wide.c */
