@@ -105,6 +105,14 @@ done
 
 {
     echo
+    echo "the planner's choice with the default costs (max_parallel_workers_per_gather = 2):"
+    for tab in t_wc t_heap; do
+        # shellcheck disable=SC2059
+        q=$(printf "${Q[count]}" "$tab")
+        echo "--- $q"
+        sql -c "EXPLAIN $q"
+    done
+    echo
     echo "plans (EXPLAIN ANALYZE, timing off), 2 workers:"
     for tab in t_wc t_heap; do
         # shellcheck disable=SC2059
