@@ -73,7 +73,7 @@ EOF
 
 declare -A Q
 Q[count]="SELECT count(*) FROM %s"
-Q[sum]="SELECT sum(length(value)), count(DISTINCT ts % 7) FROM %s"
+Q[sum]="SELECT sum(length(value)), count(DISTINCT ts %% 7) FROM %s"
 
 {
     echo "bench/parallel.sh: $ROWS rowkeys x 5 = $((ROWS * 5)) cells, commit $BENCH_COMMIT, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -113,13 +113,13 @@ done
         sql -c "EXPLAIN $q"
     done
     echo
-    echo "plans (EXPLAIN ANALYZE, timing off), 2 workers:"
+    echo "plans (EXPLAIN ANALYZE VERBOSE: per-worker rows and times), 2 workers:"
     for tab in t_wc t_heap; do
         # shellcheck disable=SC2059
         q=$(printf "${Q[sum]}" "$tab")
         echo "--- $q"
         PGOPTIONS="-c max_parallel_workers_per_gather=2 -c parallel_setup_cost=0" \
-            sql -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $q"
+            sql -c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, SUMMARY OFF) $q"
     done
 } >>"$REPORT"
 wc_say "wrote $REPORT"

@@ -400,8 +400,10 @@ wcfdw_ec_matches_rowkey(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec
  * with some is not scanned in parallel (if a plan made before the writes
  * runs, the leader scans it alone: scan.c).  Nor is a table created by this
  * transaction (its store directory is the leader's to remove on abort).
- * Row locks (FOR UPDATE, the target of UPDATE or DELETE) are taken in the
- * lock manager and checked against the newest version by the leader only.
+ * Nor a scan that locks rows (FOR UPDATE/SHARE, the target of UPDATE or
+ * DELETE): the lock and the read of the newest version that follows it
+ * (scan.c, wcfdw_lock_row) are a modifying transaction's, which parallel
+ * mode forbids.
  */
 static bool
 widecolIsForeignScanParallelSafe(PlannerInfo *root, RelOptInfo *baserel, RangeTblEntry *rte)
