@@ -30,6 +30,8 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "port/atomics.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "utils/builtins.h"
@@ -76,11 +78,50 @@ typedef struct WcFdwScanState
 	int			range_in_use;	/* -1: ranges live in keycxt */
 	MemoryContext tuplecxt;		/* values of the current row */
 
+	/* a parallel scan (see "Parallel scans"); pstate NULL otherwise */
+	struct WcFdwParallel *pstate;	/* in the DSM */
+	bool		leader_only;	/* pstate->leader_only, as this process sees it */
+	wc_slice   *chunk_bounds;	/* pstate's bounds, pointing into the DSM */
+	int			nchunk_bounds;
+	char	   *dsm_image;		/* leader: the DSM contents, from Estimate */
+	Size		dsm_size;
+
 	wc_scan_stats stats;		/* of scans already closed */
 	uint64		nopens;
 	uint64		nrescans;
 	MemoryContextCallback cb;
 } WcFdwScanState;
+
+/*
+ * Parallel scans.
+ *
+ * The leader cuts the key space into chunks at rowkeys that end data blocks
+ * of the sorted files (wc_db_block_bounds, as ANALYZE does): chunk 0 is
+ * (-inf, b[0]], chunk j is (b[j-1], b[j]], the last (b[n-1], +inf).  All
+ * cells of a rowkey fall in one chunk, so a row is neither lost nor read
+ * twice, whatever files the workers see: the bounds are only where to cut.
+ * Each process (workers and the leader) claims the next chunk with an atomic
+ * counter in the DSM and scans the intersection of the chunk with the
+ * scan's own rowkey ranges, re-seeking its open scan (wc_scan_reset) from
+ * chunk to chunk; the chunks it claims come in key order.
+ *
+ * A worker opens the store itself and reads it under the leader's snapshot
+ * (es_snapshot; resolve.c asks the commit log, which is shared), so it sees
+ * the same committed rows, from the files and the logs.  The transaction's
+ * own pending writes it cannot see: no parallel scan is planned for a table
+ * that has some (widecol_fdw.c), and if a plan made before them runs, the
+ * leader scans the whole table alone and the workers return nothing.
+ */
+#define WCFDW_PARALLEL_MAX_CHUNKS 1024
+
+typedef struct WcFdwParallel
+{
+	pg_atomic_uint32 next;		/* the next chunk to claim */
+	bool		leader_only;	/* the leader overlays pending writes */
+	uint32		nbounds;
+	/* nbounds times: uint32 length, then the bytes */
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+} WcFdwParallel;
 
 static void
 wcfdw_add_stats(wc_scan_stats *to, const wc_scan_stats *s)
@@ -271,6 +312,143 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 	MemoryContextRegisterResetCallback(estate->es_query_cxt, &ss->cb);
 }
 
+/* memcmp order of rowkeys, a prefix first */
+static int
+wcfdw_key_cmp(const uint8 *a, size_t alen, const uint8 *b, size_t blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return (alen > blen) - (alen < blen);
+}
+
+/*
+ * wcfdw_intersect_range
+ *		*out = r intersected with the chunk (lo, hi] (lo, hi NULL: unbounded);
+ *		false if that is empty
+ */
+static bool
+wcfdw_intersect_range(const wc_key_range *r, const wc_slice *lo, const wc_slice *hi,
+					  wc_key_range *out)
+{
+	*out = *r;
+	if (lo != NULL)
+	{
+		int			c = out->start_bound == WC_UNBOUNDED ? -1 :
+			wcfdw_key_cmp(out->start, out->start_len, lo->data, lo->len);
+
+		if (c <= 0)
+		{
+			out->start = lo->data;
+			out->start_len = lo->len;
+			out->start_bound = WC_EXCLUSIVE;
+		}
+	}
+	if (hi != NULL)
+	{
+		int			c = out->stop_bound == WC_UNBOUNDED ? 1 :
+			wcfdw_key_cmp(out->stop, out->stop_len, hi->data, hi->len);
+
+		/* hi is inclusive: an equal stop keeps its own bound */
+		if (c > 0)
+		{
+			out->stop = hi->data;
+			out->stop_len = hi->len;
+			out->stop_bound = WC_INCLUSIVE;
+		}
+	}
+	if (out->start_bound != WC_UNBOUNDED && out->stop_bound != WC_UNBOUNDED)
+	{
+		int			c = wcfdw_key_cmp(out->start, out->start_len, out->stop, out->stop_len);
+
+		if (c > 0 || (c == 0 && (out->start_bound == WC_EXCLUSIVE ||
+								 out->stop_bound == WC_EXCLUSIVE)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * wcfdw_next_chunk
+ *		Claims chunks until one holds part of the scan's ranges, and points
+ *		the engine scan there; false when none is left
+ */
+static bool
+wcfdw_next_chunk(WcFdwScanState *ss)
+{
+	wc_key_range all;
+	const wc_key_range *ranges = ss->keys.ranges;
+	int			nranges = ss->keys.nranges;
+
+	memset(&all, 0, sizeof(all));
+	if (nranges == 0)
+	{
+		/* no ranges: every row */
+		ranges = &all;
+		nranges = 1;
+	}
+
+	for (;;)
+	{
+		uint32		j = pg_atomic_fetch_add_u32(&ss->pstate->next, 1);
+		const wc_slice *lo;
+		const wc_slice *hi;
+		int			target = (ss->range_in_use == 0) ? 1 : 0;
+		wc_key_range *out;
+		int			n = 0;
+		int			i;
+		wc_err		err;
+		int			rc;
+
+		if (j > (uint32) ss->nchunk_bounds)
+		{
+			/* keep the counter from wrapping however often it is asked */
+			pg_atomic_write_u32(&ss->pstate->next, (uint32) ss->nchunk_bounds + 1);
+			return false;
+		}
+		lo = j > 0 ? &ss->chunk_bounds[j - 1] : NULL;
+		hi = j < (uint32) ss->nchunk_bounds ? &ss->chunk_bounds[j] : NULL;
+
+		/* the open scan may point to the other context's ranges */
+		MemoryContextReset(ss->rangecxt[target]);
+		out = MemoryContextAlloc(ss->rangecxt[target], sizeof(wc_key_range) * nranges);
+		for (i = 0; i < nranges; i++)
+			if (wcfdw_intersect_range(&ranges[i], lo, hi, &out[n]))
+				n++;
+		if (n == 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+
+		wc_err_clear(&err);
+		if (ss->scan == NULL)
+		{
+			ss->opts.ranges = out;
+			ss->opts.nranges = n;
+			rc = wc_scan_open(ss->store->db, &ss->opts, &ss->scan, &err);
+			if (rc < 0)
+			{
+				ss->scan = NULL;
+				wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+			}
+			wcfdw_store_scan_opened(ss->store);
+			ss->nopens++;
+		}
+		else
+		{
+			rc = wc_scan_reset(ss->scan, out, n, &err);
+			if (rc < 0)
+				wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+		}
+		ss->range_in_use = target;
+		if (ss->wneed)
+			wcfdw_wide_reader_reset(&ss->reader, ss->scan);
+		return true;
+	}
+}
+
 /*
  * wcfdw_scan_start
  *		Computes the keys and opens the engine scan
@@ -293,6 +471,9 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 					   false, &ss->keys);
 	ss->started = true;
 	ss->empty = ss->keys.empty;
+	/* the leader scans the whole table (it has pending writes): nothing here */
+	if (ss->pstate != NULL && ss->leader_only && IsParallelWorker())
+		ss->empty = true;
 	if (ss->empty)
 	{
 		MemoryContextSwitchTo(old);
@@ -330,6 +511,14 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 			PredicateLockRelation(ss->rel, ss->snap.snapshot);
 	}
 	MemoryContextSwitchTo(old);
+
+	if (ss->pstate != NULL && !ss->leader_only)
+	{
+		/* the scan opens on the first chunk that holds part of the ranges */
+		if (!wcfdw_next_chunk(ss))
+			ss->empty = true;
+		return;
+	}
 
 	wc_err_clear(&err);
 	rc = wc_scan_open(ss->store->db, &ss->opts, &ss->scan, &err);
@@ -607,7 +796,11 @@ wcfdw_iterate_wide(ForeignScanState *node, WcFdwScanState *ss, TupleTableSlot *s
 		if (rc < 0)
 			wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
 		if (rc == 0)
+		{
+			if (ss->pstate != NULL && !ss->leader_only && wcfdw_next_chunk(ss))
+				continue;
 			return ExecClearTuple(slot);
+		}
 		ExecStoreVirtualTuple(slot);
 		if (ss->lockmode == NoLock)
 			return slot;
@@ -657,7 +850,11 @@ widecolIterateForeignScan(ForeignScanState *node)
 		if (rc < 0)
 			wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
 		if (rc == 0)
+		{
+			if (ss->pstate != NULL && !ss->leader_only && wcfdw_next_chunk(ss))
+				continue;
 			return ExecClearTuple(slot);
+		}
 
 		old = MemoryContextSwitchTo(ss->tuplecxt);
 		wcfdw_cell_to_values(&ss->conv, ss->need, &cell, slot->tts_values, slot->tts_isnull,
@@ -694,7 +891,8 @@ widecolReScanForeignScan(ForeignScanState *node)
 	if (!ss->started)
 		return;
 
-	if (ss->scan != NULL && ss->rowkey_only_rescan)
+	/* a parallel scan starts over on the chunks (ReInitializeDSM) */
+	if (ss->scan != NULL && ss->rowkey_only_rescan && ss->pstate == NULL)
 	{
 		int			target = (ss->range_in_use == 0) ? 1 : 0;
 		WcFdwScanKeys keys = ss->keys;
@@ -738,6 +936,118 @@ widecolEndForeignScan(ForeignScanState *node)
 
 	if (ss)
 		wcfdw_scan_close(ss);
+}
+
+/* ---------------------------------------------------------------- parallel */
+
+/* the bounds of the DSM at p, as slices pointing into it */
+static void
+wcfdw_parallel_attach(WcFdwScanState *ss, WcFdwParallel *p)
+{
+	const char *d = p->data;
+	uint32		i;
+
+	ss->pstate = p;
+	ss->leader_only = p->leader_only;
+	ss->nchunk_bounds = (int) p->nbounds;
+	ss->chunk_bounds = palloc(sizeof(wc_slice) * Max(p->nbounds, 1));
+	for (i = 0; i < p->nbounds; i++)
+	{
+		uint32		len;
+
+		memcpy(&len, d, sizeof(len));
+		d += sizeof(len);
+		ss->chunk_bounds[i].data = (const uint8_t *) d;
+		ss->chunk_bounds[i].len = len;
+		d += len;
+	}
+}
+
+/*
+ * widecolEstimateDSMForeignScan
+ *		The chunks' bounds: at most WCFDW_PARALLEL_MAX_CHUNKS - 1 of the
+ *		files' block bounds, evenly taken
+ */
+Size
+widecolEstimateDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt)
+{
+	WcFdwScanState *ss = node->fdw_state;
+	wc_slice   *bounds = NULL;
+	int			nbounds = 0;
+	int			keep;
+	int			i;
+	Size		size;
+	char	   *d;
+	wc_err		err;
+	int			rc;
+
+	wc_err_clear(&err);
+	rc = wc_db_block_bounds(ss->store->db, NULL, 0, &bounds, &nbounds, &err);
+	wcfdw_check(rc, &err, "split", ss->store->relname);
+	keep = Min(nbounds, WCFDW_PARALLEL_MAX_CHUNKS - 1);
+	size = offsetof(WcFdwParallel, data);
+	for (i = 0; i < keep; i++)
+		size += sizeof(uint32) + bounds[(int64) i * nbounds / keep].len;
+	ss->dsm_image = MemoryContextAllocZero(node->ss.ps.state->es_query_cxt, size);
+	ss->dsm_size = size;
+	((WcFdwParallel *) ss->dsm_image)->nbounds = keep;
+	d = ((WcFdwParallel *) ss->dsm_image)->data;
+	for (i = 0; i < keep; i++)
+	{
+		const wc_slice *b = &bounds[(int64) i * nbounds / keep];
+		uint32		len = (uint32) b->len;
+
+		memcpy(d, &len, sizeof(len));
+		d += sizeof(len);
+		memcpy(d, b->data, b->len);
+		d += b->len;
+	}
+	free(bounds);
+	return size;
+}
+
+void
+widecolInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt,
+								void *coordinate)
+{
+	WcFdwScanState *ss = node->fdw_state;
+	WcFdwParallel *p = coordinate;
+	wc_batch  **pending;
+	int			npending;
+
+	memcpy(p, ss->dsm_image, ss->dsm_size);
+	pg_atomic_init_u32(&p->next, 0);
+
+	/* this transaction's writes, which only the leader can overlay */
+	pending = wcfdw_store_visible_batches(ss->store, ss->curcid, &npending);
+	if (pending)
+		pfree(pending);
+	p->leader_only = npending > 0;
+	if (p->leader_only && !parallel_leader_participation)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot scan widecol table \"%s\" in parallel workers: the transaction has pending writes to it",
+						RelationGetRelationName(ss->rel)),
+				 errdetail("The plan was made before the writes, and parallel_leader_participation is off."),
+				 errhint("Set parallel_leader_participation on, or max_parallel_workers_per_gather to 0.")));
+	wcfdw_parallel_attach(ss, p);
+}
+
+void
+widecolReInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt,
+								  void *coordinate)
+{
+	WcFdwParallel *p = coordinate;
+
+	pg_atomic_write_u32(&p->next, 0);
+}
+
+void
+widecolInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordinate)
+{
+	WcFdwScanState *ss = node->fdw_state;
+
+	wcfdw_parallel_attach(ss, coordinate);
 }
 
 /* ---------------------------------------------------------------- EXPLAIN */

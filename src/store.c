@@ -64,6 +64,7 @@
 #endif
 
 #include "access/table.h"
+#include "access/parallel.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -281,9 +282,12 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 	 * (a crash between that DROP's commit and the file removal).  And if
 	 * this transaction aborts, the directory must go.  Not so for a table
 	 * that names its directory (store_directory, IMPORT FOREIGN SCHEMA): it
-	 * adopts a store that was there before it, and leaves it on abort.
+	 * adopts a store that was there before it, and leaves it on abort.  A
+	 * parallel worker leaves both to its leader (no parallel scan of such a
+	 * table is planned: widecolIsForeignScanParallelSafe).
 	 */
-	if (rel->rd_createSubid != InvalidSubTransactionId && opts->store_dir == NULL)
+	if (rel->rd_createSubid != InvalidSubTransactionId && opts->store_dir == NULL &&
+		!IsParallelWorker())
 	{
 		struct stat st;
 

@@ -390,6 +390,84 @@ wcfdw_ec_matches_rowkey(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec
 		((Var *) e)->varattno == cols->f[WCF_ROWKEY].attnum;
 }
 
+/*
+ * widecolIsForeignScanParallelSafe
+ *		Whether workers may scan the table: only a plain read of what other
+ *		transactions committed
+ *
+ * A worker opens the store itself and sees what is on disk; the pending
+ * writes of this transaction live in the leader's memory only, so a table
+ * with some is not scanned in parallel (if a plan made before the writes
+ * runs, the leader scans it alone: scan.c).  Nor is a table created by this
+ * transaction (its store directory is the leader's to remove on abort).
+ * Nor a scan that locks rows (FOR UPDATE/SHARE, the target of UPDATE or
+ * DELETE): the lock and the read of the newest version that follows it
+ * (scan.c, wcfdw_lock_row) are a modifying transaction's, which parallel
+ * mode forbids.
+ */
+static bool
+widecolIsForeignScanParallelSafe(PlannerInfo *root, RelOptInfo *baserel, RangeTblEntry *rte)
+{
+	Relation	rel;
+	WcFdwStore *store;
+	bool		safe;
+
+	if (root->parse->commandType != CMD_SELECT || root->parse->rowMarks != NIL ||
+		root->rowMarks != NIL || bms_is_member(baserel->relid, root->all_result_relids))
+		return false;
+	rel = table_open(rte->relid, NoLock);
+	safe = rel->rd_createSubid == InvalidSubTransactionId &&
+		rel->rd_firstRelfilenodeSubid == InvalidSubTransactionId;
+	if (safe)
+	{
+		store = wcfdw_store_get(rel);
+		safe = store->npending == 0;
+	}
+	table_close(rel, NoLock);
+	return safe;
+}
+
+/*
+ * wcfdw_add_partial_path
+ *		The parallel scan: workers share out the key space in chunks (scan.c)
+ *
+ * Costed as PostgreSQL costs a parallel sequential scan: each process reads
+ * its share of the cells, the whole I/O is charged once, and the rows are
+ * divided among the workers and the leader.  The tuples' transfer through
+ * Gather (parallel_tuple_cost) is the Gather's to charge.
+ */
+static void
+wcfdw_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, WcFdwPlanState *ps,
+					   double scanned, int nquals)
+{
+	ForeignPath *path;
+	int			workers;
+	double		divisor;
+	double		leader;
+	Cost		startup,
+				total,
+				cpu;
+
+	workers = compute_parallel_worker(baserel, ps->pages, -1, max_parallel_workers_per_gather);
+	if (workers <= 0)
+		return;
+	/* costsize.c's get_parallel_divisor */
+	divisor = workers;
+	leader = 1.0 - 0.3 * workers;
+	if (parallel_leader_participation && leader > 0)
+		divisor += leader;
+
+	wcfdw_cost(root, baserel, ps, 1, scanned, nquals, &startup, &total);
+	cpu = scanned * (cpu_tuple_cost + cpu_operator_cost * (1 + nquals));
+	total = total - cpu + cpu / divisor;
+	path = create_foreignscan_path(root, baserel, NULL, clamp_row_est(baserel->rows / divisor),
+								   startup, total, NIL, NULL, NULL, NIL);
+	path->path.parallel_aware = true;
+	path->path.parallel_safe = true;
+	path->path.parallel_workers = workers;
+	add_partial_path(baserel, (Path *) path);
+}
+
 static void
 widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
@@ -420,6 +498,11 @@ widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
 			 create_foreignscan_path(root, baserel, NULL, baserel->rows,
 									 startup, total, pathkeys,
 									 baserel->lateral_relids, NULL, NIL));
+
+	/* the parallel scan (scan.c, "Parallel scans") */
+	if (baserel->consider_parallel && bms_is_empty(baserel->lateral_relids) &&
+		ps->rowkey_points < 0)
+		wcfdw_add_partial_path(root, baserel, ps, scanned, nquals);
 
 	/*
 	 * The reversed scan, when the query's order starts with rowkey DESC (a
@@ -574,6 +657,11 @@ widecol_fdw_handler(PG_FUNCTION_ARGS)
 	r->ReScanForeignScan = widecolReScanForeignScan;
 	r->EndForeignScan = widecolEndForeignScan;
 	r->ExplainForeignScan = widecolExplainForeignScan;
+	r->IsForeignScanParallelSafe = widecolIsForeignScanParallelSafe;
+	r->EstimateDSMForeignScan = widecolEstimateDSMForeignScan;
+	r->InitializeDSMForeignScan = widecolInitializeDSMForeignScan;
+	r->ReInitializeDSMForeignScan = widecolReInitializeDSMForeignScan;
+	r->InitializeWorkerForeignScan = widecolInitializeWorkerForeignScan;
 	r->AnalyzeForeignTable = widecolAnalyzeForeignTable;
 
 	r->IsForeignRelUpdatable = widecolIsForeignRelUpdatable;

@@ -394,6 +394,13 @@ extern TupleTableSlot *widecolIterateForeignScan(ForeignScanState *node);
 extern void widecolReScanForeignScan(ForeignScanState *node);
 extern void widecolEndForeignScan(ForeignScanState *node);
 extern void widecolExplainForeignScan(ForeignScanState *node, ExplainState *es);
+extern Size widecolEstimateDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt);
+extern void widecolInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt,
+											void *coordinate);
+extern void widecolReInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt,
+											  void *coordinate);
+extern void widecolInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc,
+											   void *coordinate);
 extern bool widecolAnalyzeForeignTable(Relation relation,
 									   AcquireSampleRowsFunc *func,
 									   BlockNumber *totalpages);
