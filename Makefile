@@ -36,7 +36,7 @@ REGRESS = basic options types scan pushdown order join modify xact bulk errors f
 ISOLATION = iso_visibility iso_statement iso_cursor iso_savepoint iso_increment iso_check_and_mutate iso_update_delete iso_row_locks iso_no_block iso_deadlock iso_timeouts iso_pg_locks iso_ssi_write_skew iso_wide
 
 ENGINE_LIB = engine/build/libwidecol_engine.a
-SHLIB_LINK += $(ENGINE_LIB) -llz4
+SHLIB_LINK += $(ENGINE_LIB) -llz4 -lzstd
 EXTRA_CLEAN = results regression.diffs regression.out output_iso
 
 PG_CONFIG ?= pg_config
