@@ -148,6 +148,7 @@ typedef struct wc_family
 	uint32_t	max_versions;
 	int64_t		ttl_ms;
 	int			compression;
+	int			compression_level;	/* zstd's, never 0 */
 } wc_family;
 
 struct wc_db

@@ -44,11 +44,22 @@ wc_db_set_families(wc_db *db, const wc_family_opts *families, int n, wc_err *err
 							  WC_MAX_FAMILY);
 		}
 		if (families[i].compression != WC_COMPRESS_NONE &&
-			families[i].compression != WC_COMPRESS_LZ4)
+			families[i].compression != WC_COMPRESS_LZ4 &&
+			families[i].compression != WC_COMPRESS_ZSTD)
 		{
 			free(fams);
 			return wc_err_set(err, WC_INVALID, "unknown compression %d for family \"%s\"",
 							  families[i].compression, families[i].name);
+		}
+		if (families[i].compression_level != 0 &&
+			(families[i].compression_level < WC_ZSTD_LEVEL_MIN ||
+			 families[i].compression_level > WC_ZSTD_LEVEL_MAX))
+		{
+			free(fams);
+			return wc_err_set(err, WC_INVALID,
+							  "compression level %d for family \"%s\" is outside %d to %d",
+							  families[i].compression_level, families[i].name,
+							  WC_ZSTD_LEVEL_MIN, WC_ZSTD_LEVEL_MAX);
 		}
 		if (families[i].ttl_ms < 0)
 		{
@@ -61,6 +72,8 @@ wc_db_set_families(wc_db *db, const wc_family_opts *families, int n, wc_err *err
 		fams[i].max_versions = families[i].max_versions;
 		fams[i].ttl_ms = families[i].ttl_ms;
 		fams[i].compression = families[i].compression;
+		fams[i].compression_level = families[i].compression_level ?
+			families[i].compression_level : WC_ZSTD_LEVEL_DEFAULT;
 	}
 	qsort(fams, n, sizeof(wc_family), family_cmp);
 	for (int i = 1; i < n; i++)
@@ -131,6 +144,7 @@ wc_db_build_opts(wc_db *db, const char *family, int level, wc_sst_build_opts *o)
 	o->family = family;
 	o->level = level;
 	o->compression = f ? f->compression : WC_COMPRESS_LZ4;
+	o->compression_level = f ? f->compression_level : WC_ZSTD_LEVEL_DEFAULT;
 	o->block_bytes = db->opts.block_bytes;
 	o->bloom_bits_per_key = db->opts.bloom_bits_per_key;
 }

@@ -1,7 +1,7 @@
 /*
  * sst.h -- immutable sorted files ("NNNNNN.sst"), one family each.
  *
- * A file holds entries in wc_cell_cmp order, in lz4-compressed (or plain) blocks
+ * A file holds entries in wc_cell_cmp order, in lz4- or zstd-compressed (or plain) blocks
  * with a CRC32C each, a block index, a bloom filter over rowkeys, and properties
  * (counts, rowkey/ts/seq ranges) that let a read skip the file.  Layout: FORMAT.md.
  *
@@ -51,8 +51,12 @@ typedef struct wc_sst_build_opts
 	int			compression;	/* wc_compression */
 	size_t		block_bytes;	/* 0 = 16 KiB */
 	int			bloom_bits_per_key; /* 0 = 10 */
-	int			version;		/* format version written: 0 = WC_SST_VERSION; 1 (an
-								 * index without search arrays) for tests of old files */
+	int			version;		/* format version written: 0 = the newest that can
+								 * hold the compression (WC_SST_VERSION for zstd,
+								 * else WC_SST_VERSION_NO_ZSTD, which older builds
+								 * read); 1 (an index without search arrays) for
+								 * tests of old files */
+	int			compression_level;	/* zstd's; 0 = WC_ZSTD_LEVEL_DEFAULT */
 } wc_sst_build_opts;
 
 typedef struct wc_sst_builder wc_sst_builder;
@@ -89,7 +93,8 @@ typedef struct wc_sst wc_sst;
  * fixed32, crc32c fixed32 (over the stored bytes and the first 5 trailer bytes).
  */
 #define WC_SST_MAGIC			UINT64_C(0x57c0ff5e5a5d7e11)
-#define WC_SST_VERSION			2
+#define WC_SST_VERSION			3	/* the newest read: version 2 + zstd blocks */
+#define WC_SST_VERSION_NO_ZSTD	2	/* written when no block can be zstd */
 #define WC_SST_VERSION_OLDEST	1
 #define WC_SST_FOOTER_SIZE		64
 #define WC_SST_TRAILER_SIZE		9

@@ -5,7 +5,9 @@
  * a write buffer with its trailer, and its last key goes into the index.  The
  * write buffer is flushed with one pwrite per megabyte, so a file costs few
  * system calls.  At finish the filter, properties, index and footer follow,
- * then the file and its directory are fsynced.  The builder keeps the first
+ * then the file and its directory are fsynced.  A zstd builder keeps one
+ * compression context for all its blocks: creating one costs more than
+ * compressing a 4 KiB block.  The builder keeps the first
  * error; a file that failed is removed.
  */
 #include "sst.h"
@@ -14,6 +16,7 @@
 #include <lz4.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "block.h"
 #include "bloom.h"
@@ -39,6 +42,8 @@ struct wc_sst_builder
 	wc_file		file;
 	bool		file_open;
 	int			compression;
+	int			compression_level;	/* zstd's */
+	ZSTD_CCtx  *zstd;			/* with WC_COMPRESS_ZSTD, for every data block */
 	size_t		block_bytes;
 	wc_err		err;			/* the first error */
 
@@ -114,9 +119,12 @@ cur_offset(const wc_sst_builder *b)
 }
 
 /*
- * Appends a block: data[0..len-1], lz4-compressed when asked and worth it (it
- * saves at least an eighth, as in LevelDB: otherwise decompressing costs more
- * than the bytes it saves), then its trailer.  Sets *size to the stored size.
+ * Appends a block: data[0..len-1], lz4- or zstd-compressed when asked and worth
+ * it (it saves at least an eighth, as in LevelDB: otherwise decompressing costs
+ * more than the bytes it saves), then its trailer.  Sets *size to the stored
+ * size.  A zstd block is one frame that records its content size (the reader
+ * checks it against the trailer's raw_len) and no checksum of its own (the
+ * trailer's CRC covers it).
  */
 static int
 append_block(wc_sst_builder *b, const uint8_t *data, size_t len, int compression,
@@ -143,6 +151,23 @@ append_block(wc_sst_builder *b, const uint8_t *data, size_t len, int compression
 		{
 			stored = (size_t) n;
 			type = WC_COMPRESS_LZ4;
+		}
+	}
+	else if (compression == WC_COMPRESS_ZSTD)
+	{
+		size_t		bound = ZSTD_compressBound(len);
+		size_t		n;
+
+		if (ZSTD_isError(bound) || bound > SIZE_MAX - WC_SST_TRAILER_SIZE ||
+			bbuf_reserve(&b->wbuf, bound + WC_SST_TRAILER_SIZE) != WC_OK)
+			return nomem(b);
+		out = b->wbuf.data + b->wbuf.len;
+		n = ZSTD_compressCCtx(b->zstd, out, bound, data, len, b->compression_level);
+		/* an error (it can only be out of memory) leaves the block plain */
+		if (!ZSTD_isError(n) && n < len - len / 8)
+		{
+			stored = n;
+			type = WC_COMPRESS_ZSTD;
 		}
 	}
 	if (type == WC_COMPRESS_NONE)
@@ -229,10 +254,26 @@ wc_sst_builder_new(const char *dir, const char *name, const wc_sst_build_opts *o
 				   name, WC_MAX_FAMILY);
 		return NULL;
 	}
-	if (opts->compression != WC_COMPRESS_NONE && opts->compression != WC_COMPRESS_LZ4)
+	if (opts->compression != WC_COMPRESS_NONE && opts->compression != WC_COMPRESS_LZ4 &&
+		opts->compression != WC_COMPRESS_ZSTD)
 	{
 		wc_err_set(err, WC_INVALID, "sorted file \"%s\": unknown compression %d",
 				   name, opts->compression);
+		return NULL;
+	}
+	if (opts->compression == WC_COMPRESS_ZSTD && opts->compression_level != 0 &&
+		(opts->compression_level < WC_ZSTD_LEVEL_MIN || opts->compression_level > WC_ZSTD_LEVEL_MAX))
+	{
+		wc_err_set(err, WC_INVALID, "sorted file \"%s\": zstd level %d is outside %d to %d",
+				   name, opts->compression_level, WC_ZSTD_LEVEL_MIN, WC_ZSTD_LEVEL_MAX);
+		return NULL;
+	}
+	/* zstd blocks are valid from version 3 on (older builds refuse the file whole) */
+	if (opts->compression == WC_COMPRESS_ZSTD && opts->version != 0 &&
+		opts->version < WC_SST_VERSION)
+	{
+		wc_err_set(err, WC_INVALID, "sorted file \"%s\": format version %d cannot hold zstd blocks",
+				   name, opts->version);
 		return NULL;
 	}
 	if (opts->level < 0 || opts->level > 255)
@@ -240,8 +281,11 @@ wc_sst_builder_new(const char *dir, const char *name, const wc_sst_build_opts *o
 		wc_err_set(err, WC_INVALID, "sorted file \"%s\": bad level %d", name, opts->level);
 		return NULL;
 	}
-	if ((b = calloc(1, sizeof(*b))) == NULL || (b->dir = strdup(dir)) == NULL)
+	if ((b = calloc(1, sizeof(*b))) == NULL || (b->dir = strdup(dir)) == NULL ||
+		(opts->compression == WC_COMPRESS_ZSTD && (b->zstd = ZSTD_createCCtx()) == NULL))
 	{
+		if (b != NULL)
+			free(b->dir);
 		free(b);
 		wc_err_set(err, WC_NOMEM, "out of memory creating sorted file \"%s\"", name);
 		return NULL;
@@ -249,13 +293,23 @@ wc_sst_builder_new(const char *dir, const char *name, const wc_sst_build_opts *o
 	wc_err_clear(&b->err);
 	if (wc_file_open(dir, name, WC_OPEN_EXCL, &b->file, err) != WC_OK)
 	{
+		ZSTD_freeCCtx(b->zstd);
 		free(b->dir);
 		free(b);
 		return NULL;
 	}
 	b->file_open = true;
 	b->compression = opts->compression;
-	b->version = opts->version ? opts->version : WC_SST_VERSION;
+	b->compression_level = opts->compression_level ? opts->compression_level : WC_ZSTD_LEVEL_DEFAULT;
+
+	/*
+	 * Files without zstd blocks stay at version 2, which builds before zstd
+	 * read: a store that never asks for zstd can still be opened by them.
+	 */
+	if (opts->version)
+		b->version = opts->version;
+	else
+		b->version = opts->compression == WC_COMPRESS_ZSTD ? WC_SST_VERSION : WC_SST_VERSION_NO_ZSTD;
 	b->block_bytes = opts->block_bytes ? opts->block_bytes : DEFAULT_BLOCK_BYTES;
 	wc_block_builder_init(&b->block);
 	wc_bloom_builder_init(&b->bloom, opts->bloom_bits_per_key);
@@ -552,6 +606,7 @@ builder_free(wc_sst_builder *b, bool remove)
 	}
 	wc_block_builder_free(&b->block);
 	wc_bloom_builder_free(&b->bloom);
+	ZSTD_freeCCtx(b->zstd);
 	free(b->wbuf.data);
 	free(b->index.data);
 	free(b->where.data);

@@ -11,6 +11,11 @@
  * block and reuses its buffers, so a seek that stays within the loaded block
  * costs nothing.  Nothing is trusted before its checksum is: a damaged file gives
  * WC_CORRUPT naming the file and offset.
+ *
+ * zstd blocks are decompressed with a context an iterator takes when it first
+ * needs one and gives back when it closes; the process keeps one given back for
+ * the next iterator (dctx_take), so a backend's point reads, each a new iterator
+ * per file, do not allocate one each (a context is some 100 KiB).
  */
 #include "sst.h"
 
@@ -18,6 +23,7 @@
 #include <lz4.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "block.h"
 #include "bloom.h"
@@ -47,6 +53,7 @@ struct wc_sst
 	wc_sst_props props;
 	const uint8_t *filter;
 	size_t		filter_len;
+	uint32_t	version;		/* of the format, from the footer */
 	const uint8_t *index_buf;	/* the index block; keys point into it */
 	uint64_t	index_off;		/* its offset in the file (for messages) */
 	uint32_t	nblocks;
@@ -83,7 +90,94 @@ typedef struct read_bufs
 	size_t		raw_cap;
 	uint8_t    *plain;			/* decompressed */
 	size_t		plain_cap;
+	ZSTD_DCtx  *zstd;			/* taken at the first zstd block, or NULL */
 } read_bufs;
+
+/* A zstd context given back by an iterator that closed, for the next one. */
+static ZSTD_DCtx *dctx_spare;
+
+/* A context: the spare one if there is one (threads may race for it), or a new one. */
+static ZSTD_DCtx *
+dctx_take(void)
+{
+	ZSTD_DCtx  *d = __atomic_exchange_n(&dctx_spare, NULL, __ATOMIC_ACQ_REL);
+
+	return d != NULL ? d : ZSTD_createDCtx();
+}
+
+/* Keeps d as the spare, or frees it when another one is kept already. */
+static void
+dctx_give(ZSTD_DCtx *d)
+{
+	if (d != NULL)
+		ZSTD_freeDCtx(__atomic_exchange_n(&dctx_spare, d, __ATOMIC_ACQ_REL));
+}
+
+static void
+read_bufs_free(read_bufs *rb)
+{
+	free(rb->raw);
+	free(rb->plain);
+	dctx_give(rb->zstd);
+	memset(rb, 0, sizeof(*rb));
+}
+
+/*
+ * Decompresses the zstd block src[0..size-1] into rb->plain, which must then hold
+ * exactly raw_len bytes: one frame, of exactly size bytes, recording raw_len as
+ * its content size (checked before anything is allocated for it).  Damage is
+ * WC_CORRUPT with the file and offset; zstd itself checks every bound while it
+ * decodes.
+ */
+static int
+zstd_block(wc_sst *s, uint64_t off, const uint8_t *src, uint64_t size, uint32_t raw_len,
+		   read_bufs *rb, const char *what, wc_err *err)
+{
+	const char *fname = s->file.name;
+	unsigned long long content;
+	size_t		frame,
+				n;
+
+	if (s->version < 3)
+		return wc_err_set(err, WC_CORRUPT,
+						  "%s in %s at offset %llu is zstd-compressed in a file of format version %u (zstd needs version 3)",
+						  what, fname, (unsigned long long) off, s->version);
+	frame = ZSTD_findFrameCompressedSize(src, (size_t) size);
+	content = ZSTD_getFrameContentSize(src, (size_t) size);
+	if (ZSTD_isError(frame) || frame != size)
+		return wc_err_set(err, WC_CORRUPT,
+						  "%s in %s at offset %llu: not one zstd frame of %llu bytes (%s)",
+						  what, fname, (unsigned long long) off, (unsigned long long) size,
+						  ZSTD_isError(frame) ? ZSTD_getErrorName(frame) : "a frame of another size");
+	/*
+	 * zstd expands at most one 128 KiB block per 4 bytes (a 3-byte block header
+	 * and the byte of a run): a larger claim is damage, found before allocating
+	 * for it
+	 */
+	if (raw_len > MAX_RAW_BLOCK || raw_len > (size / 4 + 1) * (uint64_t) ZSTD_BLOCKSIZE_MAX)
+		return wc_err_set(err, WC_CORRUPT,
+						  "%s in %s at offset %llu: implausible lengths %u (uncompressed), %llu (stored)",
+						  what, fname, (unsigned long long) off, raw_len,
+						  (unsigned long long) size);
+	if (content != raw_len)
+		return wc_err_set(err, WC_CORRUPT,
+						  "%s in %s at offset %llu: zstd frame holds %lld bytes, the trailer says %u",
+						  what, fname, (unsigned long long) off,
+						  content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR ?
+						  -1LL : (long long) content, raw_len);
+	if (!wc_buf_reserve(&rb->plain, &rb->plain_cap, raw_len > 0 ? raw_len : 1) ||
+		(rb->zstd == NULL && (rb->zstd = dctx_take()) == NULL))
+		return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
+						  what, fname, (unsigned long long) off);
+	n = ZSTD_decompressDCtx(rb->zstd, rb->plain, raw_len, src, (size_t) size);
+	if (ZSTD_isError(n) || n != raw_len)
+		return wc_err_set(err, WC_CORRUPT,
+						  "%s decompression failed in %s at offset %llu: zstd %s%s, expected %u bytes",
+						  what, fname, (unsigned long long) off,
+						  ZSTD_isError(n) ? "says " : "returned a short block",
+						  ZSTD_isError(n) ? ZSTD_getErrorName(n) : "", raw_len);
+	return WC_OK;
+}
 
 /*
  * Reads the block stored at off (size bytes + trailer), checks it and returns
@@ -161,6 +255,14 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 		*len = raw_len;
 		return WC_OK;
 	}
+	if (type == WC_COMPRESS_ZSTD)
+	{
+		if ((rc = zstd_block(s, off, src, size, raw_len, rb, what, err)) != WC_OK)
+			return rc;
+		*data = rb->plain;
+		*len = raw_len;
+		return WC_OK;
+	}
 	return wc_err_set(err, WC_CORRUPT, "%s in %s at offset %llu has unknown compression type %u",
 					  what, fname, (unsigned long long) off, type);
 }
@@ -182,19 +284,15 @@ read_meta(wc_sst *s, uint64_t off, uint64_t size, const char *what,
 	if (rc == WC_OK && data == rb.plain)
 	{
 		*owned = true;			/* decompressed (meta blocks are written plain) */
-		free(rb.raw);
+		rb.plain = NULL;
 	}
 	else if (rc == WC_OK && data == rb.raw)
 	{
 		*owned = true;			/* read with pread */
-		free(rb.plain);
+		rb.raw = NULL;
 	}
-	else
-	{
-		/* in the mapped file (or an error): no copy to keep */
-		free(rb.raw);
-		free(rb.plain);
-	}
+	/* else in the mapped file (or an error): no copy to keep */
+	read_bufs_free(&rb);
 	*out = data;
 	return rc;
 }
@@ -544,6 +642,7 @@ sst_load(wc_sst *s, wc_err *err)
 	if (version < WC_SST_VERSION_OLDEST || version > WC_SST_VERSION)
 		return wc_err_set(err, WC_CORRUPT, "unsupported format version %u in %s (this engine reads %d to %d)",
 						  version, fname, WC_SST_VERSION_OLDEST, WC_SST_VERSION);
+	s->version = version;
 	filter_off = wc_get_fixed64(footer);
 	filter_size = wc_get_fixed64(footer + 8);
 	props_off = wc_get_fixed64(footer + 16);
@@ -985,10 +1084,8 @@ iter_release(sst_iter *it)
 {
 	wc_block_iter_free(&it->bi);
 	free(it->rowbuf);
-	free(it->cur.rb.raw);
-	free(it->cur.rb.plain);
-	free(it->prev.rb.raw);
-	free(it->prev.rb.plain);
+	read_bufs_free(&it->cur.rb);
+	read_bufs_free(&it->prev.rb);
 }
 
 static void

@@ -85,11 +85,22 @@ const char *wc_code_name(int code);
 #define WC_MAX_VALUE		(256u << 20)
 #define WC_MAX_FAMILIES		64
 
+/* The codes are part of the format: a block's trailer holds them (FORMAT.md). */
 typedef enum wc_compression
 {
 	WC_COMPRESS_NONE = 0,
-	WC_COMPRESS_LZ4 = 1
+	WC_COMPRESS_LZ4 = 1,
+	WC_COMPRESS_ZSTD = 2		/* in sorted files of format version 3 only */
 } wc_compression;
+
+/*
+ * zstd levels a family may ask for.  Levels above 19 need a window of more
+ * than 8 MiB at compression, and buy nothing on blocks of a few KiB; 3 is
+ * zstd's own default and compresses as fast as lz4's high levels.
+ */
+#define WC_ZSTD_LEVEL_MIN		1
+#define WC_ZSTD_LEVEL_MAX		19
+#define WC_ZSTD_LEVEL_DEFAULT	3
 
 /* Per-family settings.  Retention is applied at read time, and by compaction. */
 typedef struct wc_family_opts
@@ -98,6 +109,9 @@ typedef struct wc_family_opts
 	uint32_t	max_versions;	/* newest N timestamps of a cell are kept; 0 = all */
 	int64_t		ttl_ms;			/* versions with ts < now - ttl are gone; 0 = none */
 	int			compression;	/* wc_compression */
+	int			compression_level;	/* WC_COMPRESS_ZSTD: WC_ZSTD_LEVEL_MIN to
+									 * _MAX; 0 = WC_ZSTD_LEVEL_DEFAULT.  Ignored
+									 * for the other compressions */
 } wc_family_opts;
 
 /* What a transaction tag resolves to (see wc_db_write). */

@@ -54,7 +54,7 @@ export PG_CONFIG WC_DESTDIR
 
 # What building and testing need, as Debian package names.
 WC_BUILD_PACKAGES=(build-essential postgresql-$WC_PGVERSION postgresql-server-dev-$WC_PGVERSION
-                   postgresql-contrib liblz4-dev procps)
+                   postgresql-contrib liblz4-dev libzstd-dev procps)
 WC_TEST_PACKAGES=("${WC_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev)
 
 wc_say()  { printf '==> %s\n' "$*"; }

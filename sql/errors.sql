@@ -118,7 +118,7 @@ SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (fami
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', max_versions '  ')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', ttl '1 month')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', ttl '-1 hour')$$);
-SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', compression 'zstd')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f', compression 'snappy')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f,f')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families 'f,,g')$$);
 SELECT wc_try(format($$CREATE FOREIGN TABLE ero (rowkey text) SERVER wide OPTIONS (families %L)$$, repeat('x', 256)));

@@ -34,7 +34,7 @@ SELECT wc_try($$CREATE FOREIGN TABLE o1 (rowkey text) SERVER wide OPTIONS (famil
 SELECT wc_try($$CREATE FOREIGN TABLE o1 (rowkey text) SERVER wide OPTIONS (families 'f', ttl 'soon')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE o1 (rowkey text) SERVER wide OPTIONS (families 'f', ttl '-1 day')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE o1 (rowkey text) SERVER wide OPTIONS (families 'f', ttl '1 month')$$);
-SELECT wc_try($$CREATE FOREIGN TABLE o1 (rowkey text) SERVER wide OPTIONS (families 'f', compression 'zstd')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE o1 (rowkey text) SERVER wide OPTIONS (families 'f', compression 'brotli')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE o1 (rowkey text) SERVER wide OPTIONS (families 'f', "g.ttl" '1 day')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE o1 (rowkey text) SERVER wide OPTIONS (families 'f', "f.colour" 'red')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE o1 (rowkey text) SERVER wide OPTIONS (families 'f', "f.max_versions" '0x')$$);

@@ -7,10 +7,14 @@
  *		families		required; comma-separated family names
  *		max_versions	newest N versions of a cell kept (default 3, 0 = all)
  *		ttl				an interval; versions older than now - ttl are gone
- *		compression		lz4 (default) or none
+ *		compression		lz4 (default), zstd or none
+ *		compression_level
+ *						zstd's level, 1..19 (default 3); only where zstd is
+ *						the compression
  *		logged			true (default): every change goes to PostgreSQL's WAL
  *						(wal.c); false: an unlogged table
- *		"<family>.max_versions", "<family>.ttl", "<family>.compression"
+ *		"<family>.max_versions", "<family>.ttl", "<family>.compression",
+ *		"<family>.compression_level"
  *						the same for one family; the table-level ones are the
  *						defaults of every family
  *		store			the name of another widecol table whose store this
@@ -72,7 +76,9 @@ int			wcfdw_session_memory_kb = 65536;
 
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
-static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", "logged", "store", "store_directory", NULL};
+static bool wcfdw_split_family_option(const char *name, char **family, const char **option);
+
+static const char *const table_options[] = {"families", "max_versions", "ttl", "compression", "compression_level", "logged", "store", "store_directory", NULL};
 
 /*
  * wcfdw_parse_families
@@ -198,8 +204,88 @@ wcfdw_parse_compression(const char *name, const char *value)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
-				 errhint("Valid values are \"lz4\" and \"none\".")));
+				 errhint("Valid values are \"lz4\", \"zstd\" and \"none\".")));
 	return compression;
+}
+
+static int
+wcfdw_parse_compression_level(const char *name, const char *value)
+{
+	int			level = WC_ZSTD_LEVEL_DEFAULT;
+
+	if (wcfdw_optparse_compression_level(value, &level) != WCFDW_OPT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("A zstd level is a whole number from %d (fastest) to %d (smallest); the default is %d.",
+						 WC_ZSTD_LEVEL_MIN, WC_ZSTD_LEVEL_MAX, WC_ZSTD_LEVEL_DEFAULT)));
+	return level;
+}
+
+/*
+ * wcfdw_check_levels
+ *		A compression_level option must set the level of some zstd family
+ *
+ * options is a table's whole (valid) list.  A level where no family is
+ * compressed with zstd would change nothing, which is most likely a mistake
+ * (a level for lz4, or for the wrong family): an ERROR says so.  The check is
+ * of the resulting list, so one ALTER may switch the compression and drop the
+ * level together.
+ */
+static void
+wcfdw_check_levels(List *options, List *families)
+{
+	int			table_compression = WC_COMPRESS_LZ4;
+	bool		table_level = false;
+	bool		any_zstd_default = false;
+	ListCell   *lc;
+	ListCell   *lf;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "compression") == 0)
+			table_compression = wcfdw_parse_compression(def->defname, defGetString(def));
+		else if (strcmp(def->defname, "compression_level") == 0)
+			table_level = true;
+	}
+	foreach(lf, families)
+	{
+		const char *name = (const char *) lfirst(lf);
+		int			compression = table_compression;
+		DefElem    *level = NULL;
+
+		foreach(lc, options)
+		{
+			DefElem    *def = (DefElem *) lfirst(lc);
+			char	   *fam;
+			const char *opt;
+
+			if (!wcfdw_split_family_option(def->defname, &fam, &opt) || strcmp(fam, name) != 0)
+				continue;
+			if (strcmp(opt, "compression") == 0)
+				compression = wcfdw_parse_compression(def->defname, defGetString(def));
+			else if (strcmp(opt, "compression_level") == 0)
+				level = def;
+		}
+		if (level != NULL && compression != WC_COMPRESS_ZSTD)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("option \"%s\" needs zstd compression", level->defname),
+					 errdetail("Family \"%s\" is compressed with %s.", name,
+							   compression == WC_COMPRESS_LZ4 ? "lz4" : "none"),
+					 errhint("Set \"%s.compression\" or compression to 'zstd', or drop the option.",
+							 name)));
+		if (level == NULL && compression == WC_COMPRESS_ZSTD)
+			any_zstd_default = true;
+	}
+	if (table_level && !any_zstd_default)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("option \"compression_level\" needs zstd compression"),
+				 errdetail("No family without a level of its own is compressed with zstd."),
+				 errhint("Set compression to 'zstd' (for the table or a family), or drop the option.")));
 }
 
 /*
@@ -240,8 +326,9 @@ wcfdw_invalid_option(const char *name, Oid catalog)
 	const char *valid;
 
 	if (catalog == ForeignTableRelationId)
-		valid = "families, max_versions, ttl, compression, logged, store, store_directory, "
-			"\"<family>.max_versions\", \"<family>.ttl\", \"<family>.compression\"";
+		valid = "families, max_versions, ttl, compression, compression_level, logged, store, store_directory, "
+			"\"<family>.max_versions\", \"<family>.ttl\", \"<family>.compression\", "
+			"\"<family>.compression_level\"";
 	else if (catalog == AttributeRelationId)
 		valid = "cell";
 	else if (catalog == ForeignServerRelationId)
@@ -394,7 +481,7 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 			continue;
 		}
 		if (strcmp(opt, "max_versions") != 0 && strcmp(opt, "ttl") != 0 &&
-			strcmp(opt, "compression") != 0)
+			strcmp(opt, "compression") != 0 && strcmp(opt, "compression_level") != 0)
 		{
 			ListCell   *lf;
 			bool		found = false;
@@ -420,9 +507,13 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 			(void) wcfdw_parse_max_versions(def->defname, defGetString(def));
 		else if (strcmp(opt, "ttl") == 0)
 			(void) wcfdw_parse_ttl(def->defname, defGetString(def));
+		else if (strcmp(opt, "compression_level") == 0)
+			(void) wcfdw_parse_compression_level(def->defname, defGetString(def));
 		else
 			(void) wcfdw_parse_compression(def->defname, defGetString(def));
 	}
+	if (catalog == ForeignTableRelationId)
+		wcfdw_check_levels(options, families);
 
 	PG_RETURN_VOID();
 }
@@ -441,6 +532,7 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 	uint32		max_versions = WCFDW_DEFAULT_MAX_VERSIONS;
 	int64		ttl = 0;
 	int			compression = WC_COMPRESS_LZ4;
+	int			level = WC_ZSTD_LEVEL_DEFAULT;
 	ListCell   *lc;
 	int			i;
 
@@ -467,6 +559,8 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 			ttl = wcfdw_parse_ttl(def->defname, defGetString(def));
 		else if (strcmp(def->defname, "compression") == 0)
 			compression = wcfdw_parse_compression(def->defname, defGetString(def));
+		else if (strcmp(def->defname, "compression_level") == 0)
+			level = wcfdw_parse_compression_level(def->defname, defGetString(def));
 		else if (strcmp(def->defname, "logged") == 0)
 			opts->logged = wcfdw_parse_logged(defGetString(def));
 		else if (strcmp(def->defname, "store_directory") == 0)
@@ -486,6 +580,7 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 		opts->families[i].max_versions = max_versions;
 		opts->families[i].ttl_ms = ttl;
 		opts->families[i].compression = compression;
+		opts->families[i].compression_level = level;
 		i++;
 	}
 
@@ -504,6 +599,9 @@ wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
 			opts->families[i].max_versions = wcfdw_parse_max_versions(def->defname, defGetString(def));
 		else if (strcmp(opt, "ttl") == 0)
 			opts->families[i].ttl_ms = wcfdw_parse_ttl(def->defname, defGetString(def));
+		else if (strcmp(opt, "compression_level") == 0)
+			opts->families[i].compression_level =
+				wcfdw_parse_compression_level(def->defname, defGetString(def));
 		else
 			opts->families[i].compression = wcfdw_parse_compression(def->defname, defGetString(def));
 	}

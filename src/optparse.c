@@ -17,7 +17,7 @@
 
 #include "optparse.h"
 
-static const char *const family_options[] = {"max_versions", "ttl", "compression", NULL};
+static const char *const family_options[] = {"max_versions", "ttl", "compression", "compression_level", NULL};
 
 static bool
 is_family_space(char c)
@@ -145,17 +145,35 @@ wcfdw_optparse_max_versions(const char *value, uint32_t *n)
 
 /*
  * wcfdw_optparse_compression
- *		lz4 or none
+ *		lz4, zstd or none
  */
 WcFdwOptResult
 wcfdw_optparse_compression(const char *value, int *compression)
 {
 	if (ascii_caseeq(value, "lz4"))
 		*compression = WC_COMPRESS_LZ4;
+	else if (ascii_caseeq(value, "zstd"))
+		*compression = WC_COMPRESS_ZSTD;
 	else if (ascii_caseeq(value, "none"))
 		*compression = WC_COMPRESS_NONE;
 	else
 		return WCFDW_OPT_BAD_VALUE;
+	return WCFDW_OPT_OK;
+}
+
+/*
+ * wcfdw_optparse_compression_level
+ *		WC_ZSTD_LEVEL_MIN..WC_ZSTD_LEVEL_MAX, read as max_versions is
+ */
+WcFdwOptResult
+wcfdw_optparse_compression_level(const char *value, int *level)
+{
+	uint32_t	v;
+
+	if (wcfdw_optparse_max_versions(value, &v) != WCFDW_OPT_OK ||
+		v < WC_ZSTD_LEVEL_MIN || v > WC_ZSTD_LEVEL_MAX)
+		return WCFDW_OPT_BAD_VALUE;
+	*level = (int) v;
 	return WCFDW_OPT_OK;
 }
 

@@ -30,7 +30,8 @@ typedef enum WcFdwOptResult
 	WCFDW_OPT_FAMILY_TOO_LONG,	/* families: a name is longer than WC_MAX_FAMILY */
 	WCFDW_OPT_FAMILY_TWICE,		/* families: a name is listed twice */
 	WCFDW_OPT_TOO_MANY_FAMILIES,	/* families: more than WC_MAX_FAMILIES names */
-	WCFDW_OPT_BAD_VALUE,		/* max_versions, compression: not a valid value */
+	WCFDW_OPT_BAD_VALUE,		/* max_versions, compression, compression_level:
+								 * not a valid value */
 	WCFDW_OPT_TTL_MONTHS,		/* ttl: months or years, which have no fixed length */
 	WCFDW_OPT_TTL_RANGE,		/* ttl: milliseconds overflow int64 */
 	WCFDW_OPT_TTL_TOO_SMALL		/* ttl: negative, or less than 1 ms but not 0 */
@@ -73,12 +74,21 @@ extern WcFdwOptResult wcfdw_optparse_max_versions(const char *value, uint32_t *n
 
 /*
  * wcfdw_optparse_compression
- *		"lz4" or "none", ASCII letters in any case
+ *		"lz4", "zstd" or "none", ASCII letters in any case
  *
  * WCFDW_OPT_OK with *compression a wc_compression, or WCFDW_OPT_BAD_VALUE
  * (*compression untouched).
  */
 extern WcFdwOptResult wcfdw_optparse_compression(const char *value, int *compression);
+
+/*
+ * wcfdw_optparse_compression_level
+ *		A zstd level: a whole number WC_ZSTD_LEVEL_MIN..WC_ZSTD_LEVEL_MAX (1..19),
+ *		as wcfdw_optparse_max_versions reads numbers
+ *
+ * WCFDW_OPT_OK with *level set, or WCFDW_OPT_BAD_VALUE (*level untouched).
+ */
+extern WcFdwOptResult wcfdw_optparse_compression_level(const char *value, int *level);
 
 /*
  * wcfdw_optparse_ttl_ms
@@ -99,7 +109,8 @@ extern WcFdwOptResult wcfdw_optparse_ttl_ms(int32_t month, int32_t day, int64_t 
  *		"<family>.<option>" -> the family's length and the option
  *
  * True when name has a dot after its first byte and what follows the last dot
- * is a per-family option name (max_versions, ttl, compression): then the family is
+ * is a per-family option name (max_versions, ttl, compression,
+ * compression_level): then the family is
  * name[0..*family_len-1] (at least 1 byte; it may hold dots itself) and
  * *option is a static string equal to the option name.  False (outputs
  * untouched) otherwise.

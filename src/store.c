@@ -211,7 +211,8 @@ wcfdw_families_equal(const WcFdwStore *s, const WcFdwTableOptions *opts)
 		const wc_family_opts *b = &opts->families[i];
 
 		if (strcmp(a->name, b->name) != 0 || a->max_versions != b->max_versions ||
-			a->ttl_ms != b->ttl_ms || a->compression != b->compression)
+			a->ttl_ms != b->ttl_ms || a->compression != b->compression ||
+			a->compression_level != b->compression_level)
 			return false;
 	}
 	return true;

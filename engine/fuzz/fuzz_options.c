@@ -10,7 +10,7 @@
  *
  *   name   wcfdw_optparse_family_option; "<family>.<option>" is looked up among
  *          the families parsed from value, as the validator does
- *   value  wcfdw_optparse_families, _max_versions, _compression
+ *   value  wcfdw_optparse_families, _max_versions, _compression, _compression_level
  *   ttl    wcfdw_optparse_ttl_ms
  *
  * Asserted: each result agrees with a reference written here independently
@@ -290,20 +290,43 @@ check_compression(const char *value)
 		(value[1] | 0x20) == 'z' && value[2] == '4';
 	bool		none = strlen(value) == 4 && (value[0] | 0x20) == 'n' &&
 		(value[1] | 0x20) == 'o' && (value[2] | 0x20) == 'n' && (value[3] | 0x20) == 'e';
+	bool		zstd = strlen(value) == 4 && (value[0] | 0x20) == 'z' &&
+		(value[1] | 0x20) == 's' && (value[2] | 0x20) == 't' && (value[3] | 0x20) == 'd';
 
 	if (rc == WCFDW_OPT_OK)
 	{
 		int			c2 = -1;
+		const char *canonical = c == WC_COMPRESS_LZ4 ? "lz4" : c == WC_COMPRESS_ZSTD ? "zstd" : "none";
 
-		FUZZ_ASSERT(c == (lz4 ? WC_COMPRESS_LZ4 : WC_COMPRESS_NONE) && (lz4 || none),
-					"\"%s\" accepted as %d", value, c);
-		FUZZ_ASSERT(wcfdw_optparse_compression(c == WC_COMPRESS_LZ4 ? "lz4" : "none", &c2) ==
-					WCFDW_OPT_OK && c2 == c, "the name of %d does not parse back", c);
+		FUZZ_ASSERT(c == (lz4 ? WC_COMPRESS_LZ4 : zstd ? WC_COMPRESS_ZSTD : WC_COMPRESS_NONE) &&
+					(lz4 || none || zstd), "\"%s\" accepted as %d", value, c);
+		FUZZ_ASSERT(wcfdw_optparse_compression(canonical, &c2) == WCFDW_OPT_OK && c2 == c,
+					"the name of %d does not parse back", c);
 	}
 	else
 	{
 		FUZZ_ASSERT(rc == WCFDW_OPT_BAD_VALUE && c == -1, "compression result %d", rc);
-		FUZZ_ASSERT(!lz4 && !none, "\"%s\" refused", value);
+		FUZZ_ASSERT(!lz4 && !none && !zstd, "\"%s\" refused", value);
+	}
+}
+
+/* A zstd level: accepted exactly when max_versions reads a number of 1..19. */
+static void
+check_compression_level(const char *value)
+{
+	int			level = -1;
+	uint32_t	n = 0;
+	WcFdwOptResult rc = wcfdw_optparse_compression_level(value, &level);
+	bool		number = wcfdw_optparse_max_versions(value, &n) == WCFDW_OPT_OK;
+
+	if (rc == WCFDW_OPT_OK)
+		FUZZ_ASSERT(number && level == (int) n && level >= WC_ZSTD_LEVEL_MIN &&
+					level <= WC_ZSTD_LEVEL_MAX, "\"%s\" accepted as level %d", value, level);
+	else
+	{
+		FUZZ_ASSERT(rc == WCFDW_OPT_BAD_VALUE && level == -1, "level result %d", rc);
+		FUZZ_ASSERT(!number || n < WC_ZSTD_LEVEL_MIN || n > WC_ZSTD_LEVEL_MAX,
+					"\"%s\" refused as a level", value);
 	}
 }
 
@@ -322,7 +345,8 @@ check_family_option(const char *name, char **families, int nfamilies)
 		const char *opt2 = NULL;
 
 		FUZZ_ASSERT(opt != NULL && (strcmp(opt, "max_versions") == 0 || strcmp(opt, "ttl") == 0 ||
-									strcmp(opt, "compression") == 0),
+									strcmp(opt, "compression") == 0 ||
+									strcmp(opt, "compression_level") == 0),
 					"option \"%s\"", opt ? opt : "(null)");
 		FUZZ_ASSERT(len >= 1 && dot == name + len && strcmp(dot + 1, opt) == 0,
 					"family length %zu of \"%s\"", len, name);
@@ -348,7 +372,8 @@ check_family_option(const char *name, char **families, int nfamilies)
 		FUZZ_ASSERT(len == (size_t) -1 && opt == NULL, "outputs set on failure");
 		FUZZ_ASSERT(dot == NULL || dot == name ||
 					(strcmp(dot + 1, "max_versions") != 0 && strcmp(dot + 1, "ttl") != 0 &&
-					 strcmp(dot + 1, "compression") != 0), "\"%s\" not split", name);
+					 strcmp(dot + 1, "compression") != 0 &&
+					 strcmp(dot + 1, "compression_level") != 0), "\"%s\" not split", name);
 	}
 }
 
@@ -413,6 +438,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_families(value, &families, &nfamilies);
 	check_max_versions(value);
 	check_compression(value);
+	check_compression_level(value);
 	check_family_option(name, families, nfamilies);
 	check_ttl(tstart, (size_t) (end - tstart));
 

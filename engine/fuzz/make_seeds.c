@@ -371,6 +371,9 @@ make_sst_seeds(wc_sst_props *p3)
 	make_sst("blocks-lz4", "cf", WC_COMPRESS_LZ4, 512, 0, mixed, 9, 6, NULL);
 	make_sst("blocks-plain", "family", WC_COMPRESS_NONE, 256, 4, mixed, 9, 3, NULL);
 	make_sst("one-lz4-bloom20", "x", WC_COMPRESS_LZ4, 64, 20, mixed, 9, 2, NULL);
+	/* format version 3: zstd frames for the fuzzer to damage behind a valid CRC */
+	make_sst("mixed-zstd", "cf", WC_COMPRESS_ZSTD, 0, 0, mixed, 9, 1, NULL);
+	make_sst("blocks-zstd", "cf", WC_COMPRESS_ZSTD, 512, 0, mixed, 9, 6, NULL);
 }
 
 /* ---------------------------------------------------------------- manifests */
@@ -456,6 +459,8 @@ make_options_seeds(void)
 	put_option("max-versions-big", "raw.max_versions", "2147483648", 0, -1, 0);
 	put_option("compression", "summary.compression", "LZ4", 1, 0, 0);
 	put_option("compression-none", "a.b.compression", "None", 0, 0, 999);
+	put_option("compression-zstd", "pages.compression", "ZStd", 0, 0, 0);
+	put_option("compression-level", "pages.compression_level", "19 ", 0, 0, 0);
 	put_option("empty", ".ttl", "a,,b", 0, 0, -1000);
 	put_option("twice", "x.y", "raw, summary,raw", 0, 1, -INT64_C(86400000000));
 

@@ -149,7 +149,9 @@ static const golden_cell golden_sst_v1[] GOLDEN_UNUSED = {
 };
 
 /*
- * 000012.sst: format version 2, family "data", level 0, lz4, 512-byte blocks.  The
+ * 000012.sst: format version 2, family "data", level 0, lz4, 512-byte blocks.
+ * store-zstd/000003.sst holds the same entries, zstd level 3, format version 3:
+ * the two blocks that lz4 compressed are zstd blocks there, the last one plain.  The
  * rowkeys share "user:" (prefix_skip 5); two share the next 8 bytes as well (equal
  * search prefixes).  Blocks of more than 16 entries (two restart points each);
  * two are stored lz4-compressed, the last plain (lz4 would not save an eighth).
@@ -237,6 +239,17 @@ static const golden_cell golden_batch_b[] GOLDEN_UNUSED = {
 	{PUT, GB("data"), GB("\x00"), GB(""), 1, 0, GB("x"), 0},
 };
 
+/*
+ * The batch in the log of the zstd store (store-zstd/000002.log), numbered from
+ * 1000, after the sorted file's sequence numbers: a newer version of a cell of
+ * the file, a column delete that masks one of the file's cells, a new row.
+ */
+static const golden_cell golden_batch_store[] GOLDEN_UNUSED = {
+	{PUT, GB("data"), GB("user:0001"), GB("name"), 11, 0, GB("Ada King"), 0},
+	{DELC, GB("data"), GB("user:0003"), GB("attr-00"), TSMAX, 0, NOVAL},
+	{PUT, GB("data"), GB("user:2000"), GB("body"), 20, 0, NULL, 300, GOLDEN_ASCENDING},
+};
+
 /* A record of a golden log. */
 #define GOLDEN_BATCH	1
 #define GOLDEN_INGEST	2
@@ -272,6 +285,11 @@ static const golden_record golden_log_v2[] GOLDEN_UNUSED = {
 	{GOLDEN_BATCH, 1013, UINT64_C(0x0000000100000abc), golden_batch_b, GOLDEN_NELEM(golden_batch_b), NULL, 0},
 	{GOLDEN_INGEST, 1024, UINT64_C(0x0000000100000abd), NULL, 500, golden_ingest_files, 2},
 	{GOLDEN_MARKER, 0, 0, NULL, 0, NULL, 0},
+};
+
+/* store-zstd/000002.log, format version 2: the store's batch, the log still active. */
+static const golden_record golden_log_store[] GOLDEN_UNUSED = {
+	{GOLDEN_BATCH, 1000, 0, golden_batch_store, GOLDEN_NELEM(golden_batch_store), NULL, 0},
 };
 
 /* 000007.log, format version 1 (written by the engine of commit 4d2bef1^): the same
@@ -346,10 +364,18 @@ static const golden_block golden_sst_v2_blocks[] GOLDEN_UNUSED = {
 	{1148, 86, 0},				/* 86 bytes, 1 restart point */
 };
 
-/* The properties of the two files (also in the MANIFEST) */
+static const golden_block golden_sst_v3_blocks[] GOLDEN_UNUSED = {
+	{0, 269, 2},				/* 516 bytes, 2 restart points */
+	{278, 766, 2},				/* 978 bytes, 2 restart points */
+	{1053, 86, 0},				/* 86 bytes, 1 restart point */
+};
+
+/* The properties of the two files (also in the MANIFEST), and of the zstd store's file */
 #define GOLDEN_PROPS_11 {"meta", 1, 31, 6, 4, 9, 1388, 1578, 4, INT64_MIN, INT64_MAX - 1, \
 	1, UINT64_C(4611686018427387903), GB("\x00"), GB("\xff\xff\xff")}
 #define GOLDEN_PROPS_12 {"data", 0, 42, 3, 2, 8, 2057, 1539, 3, -100, 12, \
+	49, 999, GB("user:000000001a"), GB("user:1999")}
+#define GOLDEN_PROPS_STORE_3 {"data", 0, 42, 3, 2, 8, 2057, 1444, 3, -100, 12, \
 	49, 999, GB("user:000000001a"), GB("user:1999")}
 
 static const golden_sst golden_ssts[] GOLDEN_UNUSED = {
@@ -357,6 +383,8 @@ static const golden_sst golden_ssts[] GOLDEN_UNUSED = {
 	golden_sst_v1_blocks, GOLDEN_NELEM(golden_sst_v1_blocks), GOLDEN_PROPS_11},
 	{"000012.sst", 2, 1539, 0x1B33E590, golden_sst_v2, GOLDEN_NELEM(golden_sst_v2),
 	golden_sst_v2_blocks, GOLDEN_NELEM(golden_sst_v2_blocks), GOLDEN_PROPS_12},
+	{"store-zstd/000003.sst", 3, 1444, 0xF011DD68, golden_sst_v2, GOLDEN_NELEM(golden_sst_v2),
+	golden_sst_v3_blocks, GOLDEN_NELEM(golden_sst_v3_blocks), GOLDEN_PROPS_STORE_3},
 };
 
 /* The logs: name, number, format version, size, CRC-32C, records and their ends. */
@@ -377,6 +405,8 @@ static const golden_log golden_logs[] GOLDEN_UNUSED = {
 	{751, 1145, 1171}},
 	{"000009.log", 9, 2, 1226, 0x33506167, golden_log_v2, GOLDEN_NELEM(golden_log_v2),
 	{751, 1145, 1200, 1226}},
+	{"store-zstd/000002.log", 2, 2, 459, 0xC70C1660, golden_log_store, GOLDEN_NELEM(golden_log_store),
+	{459}},
 };
 
 /* MANIFEST: its size and checksum, the header fields, the logs and the files. */

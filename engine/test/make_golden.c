@@ -3,7 +3,7 @@
  *
  *   make_golden DIR WHAT...
  *
- * WHAT is sst-v1, sst-v2, manifest or log-v2 for a build against this tree
+ * WHAT is sst-v1, sst-v2, manifest, log-v2 or store-zstd for a build against this tree
  * (make -C engine build/test/make_golden), and sst-v1 or log-v1 for a build with
  * -DGOLDEN_OLD_TREE against the engine of an older commit whose writers wrote
  * format version 1 by default (the README says which and how).  The contents come
@@ -16,6 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#ifndef GOLDEN_OLD_TREE
+#include <zstd.h>
+#endif
 
 #include "batch.h"
 #include "coding.h"
@@ -117,6 +121,10 @@ print_sst_layout(const char *dir, const char *name, uint32_t want_version)
 		raw = malloc(raw_len);
 		if (buf[off + size] == WC_COMPRESS_LZ4)
 			LZ4_decompress_safe((const char *) buf + off, raw, (int) size, (int) raw_len);
+#ifndef GOLDEN_OLD_TREE
+		else if (buf[off + size] == WC_COMPRESS_ZSTD)
+			ZSTD_decompress(raw, raw_len, buf + off, size);
+#endif
 		else
 			memcpy(raw, buf + off, raw_len);
 		printf("\t{%llu, %llu, %u},\t/* %u bytes, %u restart points */\n",
@@ -147,6 +155,7 @@ write_sst(const char *dir, const golden_sst *g, int compression, size_t block_by
 	o.bloom_bits_per_key = 10;
 #ifndef GOLDEN_OLD_TREE
 	o.version = (int) g->version;
+	o.compression_level = WC_ZSTD_LEVEL_DEFAULT;
 #endif
 	wc_err_clear(&err);
 	if ((b = wc_sst_builder_new(dir, name, &o, &err)) == NULL)
@@ -301,6 +310,52 @@ write_log(const char *dir, const golden_log *g)
 }
 
 #ifndef GOLDEN_OLD_TREE
+/*
+ * store-zstd/: a store whose family "data" is zstd-compressed: its sorted file
+ * 000003.sst (format version 3), its active log 000002.log, and a MANIFEST
+ * naming both (format version 1).
+ */
+static int
+write_store_zstd(const char *dir)
+{
+	char		sub[4096];
+	wc_manifest m;
+	wc_err		err;
+	uint64_t	logs[1] = {2};
+	wc_sst	   *s;
+	int			rc;
+
+	snprintf(sub, sizeof(sub), "%s/store-zstd", dir);
+	if (mkdir(sub, 0777) != 0)
+	{
+		fprintf(stderr, "make_golden: cannot create %s (remove it first to remake it)\n", sub);
+		return 1;
+	}
+	if (write_sst(dir, &golden_ssts[2], WC_COMPRESS_ZSTD, 512) != 0 ||
+		write_log(dir, &golden_logs[2]) != 0)
+		return 1;
+	memset(&m, 0, sizeof(m));
+	wc_err_clear(&err);
+	m.version = 1;
+	m.next_file = 4;
+	m.last_seq = 999;
+	m.logs = logs;
+	m.nlogs = 1;
+	if (wc_sst_open(sub, "000003.sst", &s, &err) != WC_OK)
+		return fail("000003.sst", &err);
+	rc = wc_manifest_add_file(&m, 3, wc_sst_get_props(s), &err);
+	wc_sst_unref(s);
+	if (rc == WC_OK)
+		rc = wc_manifest_write(sub, &m, &err);
+	m.logs = NULL;
+	m.nlogs = 0;
+	wc_manifest_clear(&m);
+	if (rc != WC_OK)
+		return fail("store-zstd/MANIFEST", &err);
+	print_file(sub, "MANIFEST");
+	return 0;
+}
+
 static int
 write_manifest(const char *dir)
 {
@@ -399,6 +454,8 @@ main(int argc, char **argv)
 			bad |= write_manifest(dir);
 		else if (strcmp(what, "log-v2") == 0)
 			bad |= write_log(dir, &golden_logs[1]);
+		else if (strcmp(what, "store-zstd") == 0)
+			bad |= write_store_zstd(dir);
 #else
 		else if (strcmp(what, "log-v1") == 0)
 			bad |= write_log(dir, &golden_logs[0]);

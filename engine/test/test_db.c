@@ -9,15 +9,18 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "golden.h"
 #include "../cell.h"
+#include "../coding.h"
 #include "../env.h"
+#include "../sst.h"
 
 /* ---------------------------------------------------------------- helpers */
 
 static wc_family_opts fams3[] = {
-	{"anchor", 3, 0, WC_COMPRESS_LZ4},
-	{"contents", 3, 0, WC_COMPRESS_LZ4},
-	{"people", 3, 0, WC_COMPRESS_NONE},
+	{"anchor", 3, 0, WC_COMPRESS_LZ4, 0},
+	{"contents", 3, 0, WC_COMPRESS_LZ4, 0},
+	{"people", 3, 0, WC_COMPRESS_NONE, 0},
 };
 
 /* Transaction states for the resolver: tag t is tag_state[t] (0 = committed). */
@@ -271,7 +274,7 @@ static void
 test_deletes_and_retention(void)
 {
 	char	   *dir = test_tmpdir("deletes");
-	wc_family_opts f2[] = {{"f", 2, 0, WC_COMPRESS_LZ4}, {"g", 0, 0, WC_COMPRESS_LZ4}};
+	wc_family_opts f2[] = {{"f", 2, 0, WC_COMPRESS_LZ4, 0}, {"g", 0, 0, WC_COMPRESS_LZ4, 0}};
 	wc_db	   *db = open_db(dir, f2, 2, 0);
 	wc_batch   *b = wc_batch_new();
 	wc_scan_opts o;
@@ -329,7 +332,7 @@ test_deletes_and_retention(void)
 
 	/* ttl through now_ms: family g keeps everything, ttl on f */
 	{
-		wc_family_opts f3[] = {{"f", 0, 100, WC_COMPRESS_LZ4}, {"g", 0, 0, WC_COMPRESS_LZ4}};
+		wc_family_opts f3[] = {{"f", 0, 100, WC_COMPRESS_LZ4, 0}, {"g", 0, 0, WC_COMPRESS_LZ4, 0}};
 
 		CHECK_OK(wc_db_set_families(db, f3, 2, &err), &err);
 		put(b, "f", "t", "q", 1000, "new");
@@ -352,7 +355,7 @@ static void
 test_pending_and_truncate(void)
 {
 	char	   *dir = test_tmpdir("pending");
-	wc_family_opts f1[] = {{"f", 0, 0, WC_COMPRESS_LZ4}};
+	wc_family_opts f1[] = {{"f", 0, 0, WC_COMPRESS_LZ4, 0}};
 	wc_db	   *db = open_db(dir, f1, 1, 0);
 	wc_batch   *b = wc_batch_new();
 	wc_batch   *mine = wc_batch_new();
@@ -581,8 +584,8 @@ static void
 test_model(bool bulk)
 {
 	char	   *dir = test_tmpdir(bulk ? "model-bulk" : "model");
-	wc_family_opts fo[] = {{"a", 2, 0, WC_COMPRESS_LZ4}, {"b", 0, 0, WC_COMPRESS_NONE},
-	{"c", 1, 0, WC_COMPRESS_LZ4}};
+	wc_family_opts fo[] = {{"a", 2, 0, WC_COMPRESS_LZ4, 0}, {"b", 0, 0, WC_COMPRESS_NONE, 0},
+	{"c", 1, 0, WC_COMPRESS_ZSTD, 9}};
 	uint32_t	maxv[] = {2, 0, 1};
 	wc_db	   *db = open_db(dir, fo, 3, 4096);
 	wc_batch   *b = wc_batch_new();
@@ -1286,7 +1289,7 @@ static void
 test_resolve_failure(void)
 {
 	char	   *dir = test_tmpdir("resolvefail");
-	wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_NONE}};
+	wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_NONE, 0}};
 	wc_db	   *w = open_db(dir, fams, 1, 0);
 	wc_db	   *r = open_db(dir, fams, 1, 0);
 	wc_batch   *b = wc_batch_new();
@@ -1631,6 +1634,262 @@ test_snapshot_too_old(void)
 	test_rmdir(dir);
 }
 
+/* ---------------------------------------------------------------- compression */
+
+/* The format version in the footer of dir/name (3 when written with zstd), or 0. */
+static uint32_t
+sst_version(const char *dir, const char *name)
+{
+	char		path[4200];
+	uint8_t		foot[WC_SST_FOOTER_SIZE];
+	FILE	   *f;
+	size_t		got = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "rb")) == NULL)
+		return 0;
+	if (fseek(f, -(long) sizeof(foot), SEEK_END) == 0)
+		got = fread(foot, 1, sizeof(foot), f);
+	fclose(f);
+	return got == sizeof(foot) ? wc_get_fixed32(foot + 48) : 0;
+}
+
+/* The store's one sorted file: its version and size (CHECKs there is one). */
+static uint32_t
+only_file(wc_db *db, const char *dir, uint64_t *bytes)
+{
+	wc_file_info *files = NULL;
+	wc_err		err;
+	int			n = 0;
+	uint32_t	v = 0;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_files(db, &files, &n, &err), &err);
+	CHECK(n == 1, "%d sorted files", n);
+	if (n >= 1)
+	{
+		v = sst_version(dir, files[0].name);
+		*bytes = files[0].file_bytes;
+	}
+	wc_file_info_free(files, n);
+	return v;
+}
+
+/*
+ * A family's compression changed: files keep how they were written and read
+ * alike, and a compaction rewrites them in the family's current setting
+ * (version 3 files for zstd, version 2 again for lz4).  Page bodies, HTML-like
+ * text, come out markedly smaller with zstd than with lz4.  Bad settings are
+ * refused.
+ */
+static void
+test_recompress(void)
+{
+	char	   *dir = test_tmpdir("recompress");
+	wc_family_opts lz4[] = {{"pages", 0, 0, WC_COMPRESS_LZ4, 0}};
+	wc_family_opts zstd[] = {{"pages", 0, 0, WC_COMPRESS_ZSTD, 19}};
+	wc_family_opts bad[] = {{"pages", 0, 0, WC_COMPRESS_ZSTD, WC_ZSTD_LEVEL_MAX + 1}};
+	wc_family_opts unknown[] = {{"pages", 0, 0, 7, 0}};
+	wc_db	   *db = open_db(dir, lz4, 1, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts o;
+	wc_err		err;
+	size_t		size = 1 << 20;
+	char	   *before = malloc(size),
+			   *after = malloc(size);
+	char	   *page = malloc(4096);
+	uint64_t	lz4_bytes = 0,
+				zstd_bytes = 0,
+				again = 0;
+	uint64_t	rng = 42;
+
+	for (int i = 0; i < 100; i++)
+	{
+		char		row[32];
+		size_t		used = 0;
+
+		/* a page: markup, repeated phrases, numbers that differ */
+		used += snprintf(page + used, 4096 - used, "<html><head><title>Page %d</title></head><body>", i);
+		while (used < 2000)
+			used += snprintf(page + used, 4096 - used,
+							 "<div class=\"item\"><a href=\"/item/%u\">Item %u</a> <span>%s</span></div>\n",
+							 (unsigned) (test_rand(&rng) % 100000), (unsigned) (test_rand(&rng) % 1000),
+							 test_rand(&rng) % 2 ? "in stock" : "sold out");
+		snprintf(row, sizeof(row), "com.example/%04d", i);
+		put(b, "pages", row, "body", 1000 + i, page);
+	}
+	write_batch(db, b);
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	wc_scan_opts_init(&o);
+	render(db, &o, before, size);
+	CHECK(only_file(db, dir, &lz4_bytes) == WC_SST_VERSION_NO_ZSTD, "lz4 file not version 2");
+
+	CHECK_OK(wc_db_set_families(db, zstd, 1, &err), &err);
+	render(db, &o, after, size);
+	CHECK(strcmp(before, after) == 0, "data changed with the setting");
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	CHECK(only_file(db, dir, &zstd_bytes) == WC_SST_VERSION, "zstd file not version 3");
+	render(db, &o, after, size);
+	CHECK(strcmp(before, after) == 0, "data changed by the zstd compaction");
+	printf("pages: %llu bytes with lz4, %llu with zstd level 19\n",
+		   (unsigned long long) lz4_bytes, (unsigned long long) zstd_bytes);
+	CHECK(zstd_bytes < lz4_bytes - lz4_bytes / 5, "zstd %llu bytes, lz4 %llu",
+		  (unsigned long long) zstd_bytes, (unsigned long long) lz4_bytes);
+
+	/* reopened with lz4: the zstd file reads, and compaction makes it lz4 again */
+	wc_db_close(db);
+	db = open_db(dir, lz4, 1, 0);
+	render(db, &o, after, size);
+	CHECK(strcmp(before, after) == 0, "zstd file read differently after reopening");
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	CHECK(only_file(db, dir, &again) == WC_SST_VERSION_NO_ZSTD && again == lz4_bytes,
+		  "lz4 again: %llu bytes", (unsigned long long) again);
+	render(db, &o, after, size);
+	CHECK(strcmp(before, after) == 0, "data changed by the lz4 compaction");
+
+	CHECK(wc_db_set_families(db, bad, 1, &err) == WC_INVALID && strstr(err.msg, "level"),
+		  "level %d accepted: %s", bad[0].compression_level, err.msg);
+	wc_err_clear(&err);
+	CHECK(wc_db_set_families(db, unknown, 1, &err) == WC_INVALID, "compression 7 accepted");
+
+	wc_batch_free(b);
+	wc_db_close(db);
+	free(before);
+	free(after);
+	free(page);
+	test_rmdir(dir);
+}
+
+/* A golden entry with its sequence number (the store's reference below). */
+typedef struct golden_entry
+{
+	const golden_cell *g;
+	uint64_t	seq;
+} golden_entry;
+
+static bool
+same_bytes(const char *a, uint32_t alen, const char *b, uint32_t blen)
+{
+	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
+/* Is PUT e hidden by another entry (every version kept: max_versions 0)? */
+static bool
+golden_masked(const golden_entry *e, const golden_entry *all, int n)
+{
+	const golden_cell *p = e->g;
+
+	for (int i = 0; i < n; i++)
+	{
+		const golden_cell *d = all[i].g;
+
+		if (all[i].seq <= e->seq || !same_bytes(d->row, d->row_len, p->row, p->row_len))
+			continue;
+		if (d->type == WC_TYPE_DEL_FAMILY)
+			return true;
+		if (!same_bytes(d->qual, d->qual_len, p->qual, p->qual_len))
+			continue;
+		if (d->type == WC_TYPE_DEL_COLUMN ||
+			((d->type == WC_TYPE_DEL_VERSION || d->type == WC_TYPE_PUT) && d->ts == p->ts))
+			return true;
+	}
+	return false;
+}
+
+static int
+golden_entry_cmp(const void *a, const void *b)
+{
+	const golden_cell *x = ((const golden_entry *) a)->g;
+	const golden_cell *y = ((const golden_entry *) b)->g;
+	int			c = wc_row_cmp((const uint8_t *) x->row, x->row_len, (const uint8_t *) y->row, y->row_len);
+
+	if (c == 0)
+		c = wc_row_cmp((const uint8_t *) x->qual, x->qual_len, (const uint8_t *) y->qual, y->qual_len);
+	if (c == 0)
+		c = x->ts > y->ts ? -1 : x->ts < y->ts;
+	return c;
+}
+
+/*
+ * The golden zstd store (test/golden/store-zstd: a sorted file of format
+ * version 3 with zstd blocks, an active log, a MANIFEST), copied and opened as
+ * a store: a scan returns exactly the versions its entries leave visible, worked
+ * out here from golden.h; a compaction into lz4 keeps them.  The golden files
+ * themselves are never opened for writing.
+ */
+static void
+test_golden_store(void)
+{
+	char	   *dir = test_tmpdir("golden-store");
+	char		cmd[8400];
+	wc_family_opts fo[] = {{"data", 0, 0, WC_COMPRESS_ZSTD, 0}};
+	golden_entry all[GOLDEN_NELEM(golden_sst_v2) + GOLDEN_NELEM(golden_batch_store)];
+	golden_entry want[GOLDEN_NELEM(all)];
+	int			n = 0,
+				nwant = 0;
+
+	for (size_t i = 0; i < GOLDEN_NELEM(golden_sst_v2); i++)
+		all[n++] = (golden_entry) {&golden_sst_v2[i], golden_sst_v2[i].seq};
+	for (size_t i = 0; i < GOLDEN_NELEM(golden_batch_store); i++)
+		all[n++] = (golden_entry) {&golden_batch_store[i], golden_log_store[0].seq_base + i};
+	for (int i = 0; i < n; i++)
+		if (all[i].g->type == WC_TYPE_PUT && !golden_masked(&all[i], all, n))
+			want[nwant++] = all[i];
+	qsort(want, nwant, sizeof(golden_entry), golden_entry_cmp);
+	/* the file's 39 PUTs, less user:0002's name (its DEL_FAMILY) and attr-00 (the
+	 * log's DEL_COLUMN), and the log's two PUTs */
+	CHECK(nwant == 39, "%d versions expected", nwant);
+
+	snprintf(cmd, sizeof(cmd), "cp '%s'/store-zstd/* '%s'/", WC_GOLDEN_DIR, dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	for (int round = 0; round < 2; round++)
+	{
+		wc_db	   *db = open_db(dir, fo, 1, 0);
+		wc_scan_opts o;
+		wc_scan    *s = NULL;
+		wc_cell_view c;
+		wc_err		err;
+		uint8_t		buf[1024];
+		int			i = 0,
+					bad = 0,
+					rc;
+
+		wc_err_clear(&err);
+		wc_scan_opts_init(&o);
+		CHECK_OK(wc_scan_open(db, &o, &s, &err), &err);
+		while (s != NULL && (rc = wc_scan_next(s, &c, &err)) == 1)
+		{
+			const golden_cell *g = i < nwant ? want[i].g : NULL;
+
+			if (g == NULL ||
+				!same_bytes((const char *) c.row, (uint32_t) c.row_len, g->row, g->row_len) ||
+				!same_bytes((const char *) c.qual, (uint32_t) c.qual_len, g->qual, g->qual_len) ||
+				c.ts != g->ts || c.seq != want[i].seq ||
+				!same_bytes((const char *) c.val, (uint32_t) c.val_len,
+							(const char *) golden_value(g, buf), g->val_len))
+				bad++;
+			i++;
+		}
+		CHECK(s != NULL && rc == 0 && i == nwant && bad == 0,
+			  "golden store, round %d: %d cells read, %d expected, %d differ (%s)",
+			  round, i, nwant, bad, err.msg);
+		if (s != NULL)
+			wc_scan_close(s);
+		/* then compacted into lz4 (a copy, so the golden files stay as they are) */
+		fo[0].compression = WC_COMPRESS_LZ4;
+		if (round == 0)
+		{
+			CHECK_OK(wc_db_set_families(db, fo, 1, &err), &err);
+			CHECK_OK(wc_db_compact(db, &err), &err);
+		}
+		wc_db_close(db);
+	}
+	test_rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -1645,6 +1904,8 @@ main(void)
 	test_pending_and_truncate();
 	test_block_bounds();
 	test_inspect();
+	test_recompress();
+	test_golden_store();
 	test_model(false);
 	open_ingest_bytes = 1;
 	test_model(true);

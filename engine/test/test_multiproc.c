@@ -24,9 +24,9 @@
 #include "db_internal.h"
 
 static wc_family_opts fams[] = {
-	{"a", 0, 0, WC_COMPRESS_LZ4},
-	{"b", 0, 0, WC_COMPRESS_LZ4},
-	{"c", 0, 0, WC_COMPRESS_NONE},
+	{"a", 0, 0, WC_COMPRESS_LZ4, 0},
+	{"b", 0, 0, WC_COMPRESS_LZ4, 0},
+	{"c", 0, 0, WC_COMPRESS_ZSTD, 0},
 };
 
 static int

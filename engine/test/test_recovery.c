@@ -16,7 +16,7 @@
 #include "testutil.h"
 #include "../env.h"
 
-static wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_LZ4}, {"g", 0, 0, WC_COMPRESS_NONE}};
+static wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_LZ4, 0}, {"g", 0, 0, WC_COMPRESS_NONE, 0}};
 
 static int
 open_store(const char *dir, wc_db **db, wc_err *err)

@@ -89,8 +89,8 @@ apply(wc_replica *r, size_t from, size_t to)
 }
 
 static wc_family_opts fams[] = {
-	{"a", 2, 0, WC_COMPRESS_LZ4},
-	{"b", 0, 0, WC_COMPRESS_NONE},
+	{"a", 2, 0, WC_COMPRESS_LZ4, 0},
+	{"b", 0, 0, WC_COMPRESS_NONE, 0},
 };
 
 /* Every visible cell of the store, as text, in order. */

@@ -174,7 +174,7 @@ static int
 build(const char *dir, const char *name, const ref_cell *cells, int n, int compression,
 	  size_t block_bytes, int bits, wc_sst_props *props, wc_err *err)
 {
-	wc_sst_build_opts o = {"fam", 1, compression, block_bytes, bits, build_version};
+	wc_sst_build_opts o = {"fam", 1, compression, block_bytes, bits, build_version, 0};
 	wc_sst_builder *b = wc_sst_builder_new(dir, name, &o, err);
 
 	if (b == NULL)
@@ -432,7 +432,7 @@ static void
 test_bloom_rate(const char *dir)
 {
 	const int	nrows = 20000;
-	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_LZ4, 0, 10, 0};
+	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_LZ4, 0, 10, 0, 0};
 	wc_err		err;
 	wc_sst_builder *b;
 	wc_sst_props props;
@@ -522,7 +522,7 @@ test_empty(const char *dir)
 static void
 test_misuse(const char *dir)
 {
-	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_NONE, 0, 10, 0};
+	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_NONE, 0, 10, 0, 0};
 	wc_err		err;
 	wc_sst_builder *b;
 	wc_sst_props props;
@@ -741,7 +741,7 @@ test_search_arrays(const char *dir)
 	CHECK_OK(build(dir, "arrays.sst", cells, 3000, WC_COMPRESS_LZ4, 256, 10, &props, &err), &err);
 	snprintf(path, sizeof(path), "%s/arrays.sst", dir);
 	CHECK(read_file(path, &orig, &len) == 0 && len > WC_SST_FOOTER_SIZE, "cannot read %s", path);
-	CHECK(wc_get_fixed32(orig + len - WC_SST_FOOTER_SIZE + 48) == WC_SST_VERSION, "written as version %u",
+	CHECK(wc_get_fixed32(orig + len - WC_SST_FOOTER_SIZE + 48) == WC_SST_VERSION_NO_ZSTD, "written as version %u",
 		  wc_get_fixed32(orig + len - WC_SST_FOOTER_SIZE + 48));
 	ioff = wc_get_fixed64(orig + len - WC_SST_FOOTER_SIZE + 32);
 	isize = wc_get_fixed64(orig + len - WC_SST_FOOTER_SIZE + 40);
@@ -795,6 +795,209 @@ test_search_arrays(const char *dir)
 	free(orig);
 	wc_sst_props_clear(&props);
 	free_cells(cells, 3000);
+}
+
+/* Rewrites the CRC of the block stored at off (size bytes + trailer) in buf. */
+static void
+fix_block_crc(uint8_t *buf, uint64_t off, uint64_t size)
+{
+	wc_put_fixed32(buf + off + size + 5, wc_crc32c(buf + off, (size_t) size + 5));
+}
+
+/* Rewrites the footer's version and CRC. */
+static void
+set_footer_version(uint8_t *buf, size_t len, uint32_t version)
+{
+	uint8_t    *foot = buf + len - WC_SST_FOOTER_SIZE;
+
+	wc_put_fixed32(foot + 48, version);
+	wc_put_fixed32(foot + 52, wc_crc32c(foot, 52));
+}
+
+/*
+ * The data blocks of a file as (offset, size), from its index (a version 2 or 3
+ * index: count, then entries of offset, size, row, qualifier, ts, seq, type).
+ */
+static int
+block_handles(const uint8_t *buf, size_t len, uint64_t *offs, uint64_t *sizes, int max)
+{
+	const uint8_t *foot = buf + len - WC_SST_FOOTER_SIZE;
+	const uint8_t *p = buf + wc_get_fixed64(foot + 32);
+	const uint8_t *end = p + wc_get_fixed64(foot + 40);
+	uint64_t	count,
+				n;
+	int			k = 0;
+
+	p = wc_get_varint64(p, end, &count);
+	for (uint64_t i = 0; p != NULL && i < count && k < max; i++, k++)
+	{
+		if ((p = wc_get_varint64(p, end, &offs[k])) == NULL ||
+			(p = wc_get_varint64(p, end, &sizes[k])) == NULL ||
+			(p = wc_get_varint64(p, end, &n)) == NULL ||
+			(p = wc_get_varint64(p + n, end, &n)) == NULL ||
+			(p = wc_get_varint64(p + n + 8, end, &n)) == NULL)
+			return -1;
+		p++;
+	}
+	return k;
+}
+
+/*
+ * zstd blocks (format version 3): what the writer writes, and that a block whose
+ * bytes are damaged behind a valid CRC (recomputed here, as a bug or an attacker
+ * would leave it) is an error naming the file or other data, never a crash or an
+ * overrun (the sanitizer run checks that): flips all over the frames, a
+ * trailer length that disagrees with the frame, an implausible one, a zstd block
+ * in a file that claims an older version, and a version this build does not read
+ * (what a build before zstd says of a version 3 file).
+ */
+static void
+test_zstd(const char *dir)
+{
+	const int	n = 3000;
+	ref_cell   *cells = make_cells(n, 600, false);
+	wc_sst_props props;
+	wc_sst_build_opts o = {"fam", 1, WC_COMPRESS_ZSTD, 256, 10, 1, 0};
+	wc_err		err;
+	uint8_t    *orig = NULL,
+			   *copy;
+	size_t		len = 0;
+	char		path[4200];
+	uint64_t	offs[4096],
+				sizes[4096];
+	int			nblocks,
+				nzstd = 0,
+				bad = 0,
+				detected = 0,
+				other = 0,
+				same = 0;
+	wc_sst	   *s;
+	int			rc;
+
+	/* a zstd file cannot be written as an older version, nor at a level out of range */
+	wc_err_clear(&err);
+	CHECK(wc_sst_builder_new(dir, "v1.sst", &o, &err) == NULL && err.code == WC_INVALID,
+		  "zstd in a version 1 file accepted");
+	o.version = 0;
+	o.compression_level = WC_ZSTD_LEVEL_MAX + 1;
+	wc_err_clear(&err);
+	CHECK(wc_sst_builder_new(dir, "lvl.sst", &o, &err) == NULL && err.code == WC_INVALID,
+		  "zstd level %d accepted", o.compression_level);
+	CHECK(!wc_env_exists(dir, "v1.sst") && !wc_env_exists(dir, "lvl.sst"), "refused files made");
+
+	wc_err_clear(&err);
+	wc_env_unlink(dir, "z.sst", &err);
+	CHECK_OK(build(dir, "z.sst", cells, n, WC_COMPRESS_ZSTD, 4096, 10, &props, &err), &err);
+	snprintf(path, sizeof(path), "%s/z.sst", dir);
+	CHECK(read_file(path, &orig, &len) == 0 && len > WC_SST_FOOTER_SIZE, "cannot read %s", path);
+	if (orig == NULL)
+		return;
+	CHECK(wc_get_fixed32(orig + len - WC_SST_FOOTER_SIZE + 48) == WC_SST_VERSION,
+		  "zstd file written as version %u", wc_get_fixed32(orig + len - WC_SST_FOOTER_SIZE + 48));
+	nblocks = block_handles(orig, len, offs, sizes, 4096);
+	CHECK(nblocks == (int) props.blocks, "%d block handles, %llu blocks", nblocks,
+		  (unsigned long long) props.blocks);
+	for (int b = 0; b < nblocks; b++)
+		nzstd += orig[offs[b] + sizes[b]] == WC_COMPRESS_ZSTD;
+	CHECK(nzstd > 10, "only %d of %d blocks stored zstd", nzstd, nblocks);
+
+	copy = malloc(len);
+	snprintf(path, sizeof(path), "%s/zbad.sst", dir);
+	for (int b = 0, tried = 0; b < nblocks && tried < 4; b++)
+	{
+		uint64_t	off = offs[b],
+					size = sizes[b];
+		uint32_t	raw_len = wc_get_fixed32(orig + off + size + 1);
+		uint32_t	wrong[3] = {raw_len + 1, raw_len - 1, 1u << 30};
+
+		if (orig[off + size] != WC_COMPRESS_ZSTD)
+			continue;
+		tried++;
+		/* every byte of the frame's headers, then every fifth, one bit of each */
+		for (uint64_t pos = off; pos < off + size; pos += pos < off + 48 ? 1 : 5)
+		{
+			memcpy(copy, orig, len);
+			copy[pos] ^= (uint8_t) (1u << (pos % 8));
+			fix_block_crc(copy, off, size);
+			write_file(path, copy, len);
+			rc = damaged_outcome(dir, "zbad.sst", cells, n);
+			if (rc == 1)
+				detected++;
+			else if (rc == 0)
+				same++;
+			else
+			{
+				/*
+				 * Other data (a flipped literal: frames carry no checksum of
+				 * their own, the CRC was the protection and we forged it)
+				 * is the one outcome left; an error must name the file.
+				 */
+				wc_err_clear(&err);
+				rc = wc_sst_open(dir, "zbad.sst", &s, &err);
+				CHECK_OK(rc, &err);
+				if (rc == WC_OK && read_all(s, cells, n, &err, NULL) == DIFFERENT)
+					other++;
+				else if (bad++ < 5)
+					fprintf(stderr, "flip at %llu: %s\n", (unsigned long long) pos, err.msg);
+				if (rc == WC_OK)
+					wc_sst_unref(s);
+			}
+		}
+		/* lengths that disagree with the frame, with a valid CRC */
+		for (int w = 0; w < 3; w++)
+		{
+			memcpy(copy, orig, len);
+			wc_put_fixed32(copy + off + size + 1, wrong[w]);
+			fix_block_crc(copy, off, size);
+			write_file(path, copy, len);
+			wc_err_clear(&err);
+			rc = wc_sst_open(dir, "zbad.sst", &s, &err);
+			CHECK_OK(rc, &err);
+			if (rc != WC_OK)
+				continue;
+			rc = read_all(s, cells, n, &err, NULL);
+			if (rc != WC_CORRUPT || strstr(err.msg, "zbad.sst") == NULL)
+			{
+				if (bad++ < 5)
+					fprintf(stderr, "raw_len %u for %u: %d %s\n", wrong[w], raw_len, rc, err.msg);
+			}
+			wc_sst_unref(s);
+		}
+	}
+	printf("zstd frames damaged behind a valid CRC: %d detected, %d other data, %d harmless\n",
+		   detected, other, same);
+	CHECK(bad == 0, "%d damaged frames gave a bad error, or wrong lengths not refused", bad);
+	CHECK(detected > 0, "no damage detected");
+
+	/* a zstd block in a file that says version 2 */
+	memcpy(copy, orig, len);
+	set_footer_version(copy, len, WC_SST_VERSION_NO_ZSTD);
+	write_file(path, copy, len);
+	wc_err_clear(&err);
+	rc = wc_sst_open(dir, "zbad.sst", &s, &err);
+	CHECK_OK(rc, &err);
+	if (rc == WC_OK)
+	{
+		rc = read_all(s, cells, n, &err, NULL);
+		CHECK(rc == WC_CORRUPT && strstr(err.msg, "zbad.sst") && strstr(err.msg, "needs version 3"),
+			  "zstd block in a version 2 file: %d %s", rc, err.msg);
+		wc_sst_unref(s);
+	}
+	/* a version this build does not know: refused at open, as older builds refuse 3 */
+	memcpy(copy, orig, len);
+	set_footer_version(copy, len, WC_SST_VERSION + 1);
+	write_file(path, copy, len);
+	wc_err_clear(&err);
+	rc = wc_sst_open(dir, "zbad.sst", &s, &err);
+	CHECK(rc == WC_CORRUPT && strstr(err.msg, "unsupported format version") &&
+		  strstr(err.msg, "zbad.sst"), "unknown version: %d %s", rc, err.msg);
+
+	wc_env_unlink(dir, "z.sst", &err);
+	wc_env_unlink(dir, "zbad.sst", &err);
+	free(copy);
+	free(orig);
+	wc_sst_props_clear(&props);
+	free_cells(cells, n);
 }
 
 static void
@@ -992,7 +1195,7 @@ static void
 test_golden_ssts(void)
 {
 	bool		types[WC_TYPE_DEL_FAMILY + 1] = {false};
-	bool		stored[2] = {false};
+	bool		stored[WC_COMPRESS_ZSTD + 1] = {false};
 
 	for (size_t f = 0; f < GOLDEN_NELEM(golden_ssts); f++)
 	{
@@ -1003,11 +1206,14 @@ test_golden_ssts(void)
 			stored[golden_ssts[f].blocks[b].type] = true;
 	}
 	/* what the fixtures are there to cover */
-	CHECK(golden_ssts[0].version == WC_SST_VERSION_OLDEST && golden_ssts[1].version == WC_SST_VERSION,
-		  "golden sorted files of versions %u and %u", golden_ssts[0].version, golden_ssts[1].version);
+	CHECK(golden_ssts[0].version == WC_SST_VERSION_OLDEST &&
+		  golden_ssts[1].version == WC_SST_VERSION_NO_ZSTD && golden_ssts[2].version == WC_SST_VERSION,
+		  "golden sorted files of versions %u, %u and %u", golden_ssts[0].version,
+		  golden_ssts[1].version, golden_ssts[2].version);
 	CHECK(types[WC_TYPE_PUT] && types[WC_TYPE_DEL_VERSION] && types[WC_TYPE_DEL_COLUMN] &&
 		  types[WC_TYPE_DEL_FAMILY], "every stored entry type");
-	CHECK(stored[WC_COMPRESS_NONE] && stored[WC_COMPRESS_LZ4], "plain and lz4 blocks");
+	CHECK(stored[WC_COMPRESS_NONE] && stored[WC_COMPRESS_LZ4] && stored[WC_COMPRESS_ZSTD],
+		  "plain, lz4 and zstd blocks");
 }
 
 /* A block on its own: build, then seek every key and a few in between. */
@@ -1066,8 +1272,8 @@ main(void)
 	test_bloom_hash();
 	test_block_alone();
 
-	/* round trips: both compressions, default and tiny blocks, long rows */
-	for (int comp = 0; comp < 2; comp++)
+	/* round trips: every compression, default and tiny blocks, long rows */
+	for (int comp = WC_COMPRESS_NONE; comp <= WC_COMPRESS_ZSTD; comp++)
 	{
 		snprintf(name, sizeof(name), "%06d.sst", ++k);
 		round_trip(dir, name, 5000, 800, false, comp, 0);
@@ -1087,7 +1293,10 @@ main(void)
 		round_trip(dir, name, 8000, 3000, false, comp, 0);
 		row_prefix = NULL;
 		/* files of the first format (an index without search arrays) still read alike;
-		 * these are today's writer's, test_golden_ssts reads one an old writer wrote */
+		 * these are today's writer's, test_golden_ssts reads one an old writer wrote
+		 * (no zstd: version 1 cannot hold it, test_zstd checks the refusal) */
+		if (comp == WC_COMPRESS_ZSTD)
+			continue;
 		build_version = 1;
 		snprintf(name, sizeof(name), "%06d.sst", ++k);
 		round_trip(dir, name, 5000, 800, false, comp, 256);
@@ -1104,9 +1313,12 @@ main(void)
 	test_misuse(dir);
 	test_faults(dir);
 	test_search_arrays(dir);
+	test_zstd(dir);
 	corrupt_file(dir, 60, WC_COMPRESS_NONE, 300, 0);
 	corrupt_file(dir, 60, WC_COMPRESS_LZ4, 300, 0);
+	corrupt_file(dir, 60, WC_COMPRESS_ZSTD, 300, 0);
 	corrupt_file(dir, 3000, WC_COMPRESS_LZ4, 4096, 600);
+	corrupt_file(dir, 3000, WC_COMPRESS_ZSTD, 4096, 600);
 	test_rmdir(dir);
 	TEST_DONE();
 }
