@@ -268,6 +268,36 @@ set_corrupt(wc_block_iter *it, const char *reason, uint32_t off)
 	}
 }
 
+static void
+set_nomem(wc_block_iter *it, uint32_t off)
+{
+	it->valid = false;
+	if (it->status == WC_OK)
+	{
+		it->status = WC_NOMEM;
+		it->reason = "out of memory";
+		it->bad_off = off;
+	}
+}
+
+/* Makes e, the entry at off whose keys are it->row and it->qual now, current. */
+static void
+make_current(wc_block_iter *it, const raw_entry *e, uint32_t off)
+{
+	it->cell.row = it->row.p;
+	it->cell.row_len = it->row.len;
+	it->cell.qual = it->qual.p;
+	it->cell.qual_len = it->qual.len;
+	it->cell.ts = e->ts;
+	it->cell.seq = e->seq;
+	it->cell.type = e->type;
+	it->cell.val = e->val;
+	it->cell.val_len = e->vlen;
+	it->cur = off;
+	it->next = e->end;
+	it->valid = true;
+}
+
 /* Decodes the entry at off on top of the current key and makes it current. */
 static void
 parse_entry(wc_block_iter *it, uint32_t off)
@@ -285,27 +315,10 @@ parse_entry(wc_block_iter *it, uint32_t off)
 	if (!key_apply(&it->row, e.rsh, e.rsuf, e.run) ||
 		!key_apply(&it->qual, e.qsh, e.qsuf, e.qun))
 	{
-		it->valid = false;
-		if (it->status == WC_OK)
-		{
-			it->status = WC_NOMEM;
-			it->reason = "out of memory";
-			it->bad_off = off;
-		}
+		set_nomem(it, off);
 		return;
 	}
-	it->cell.row = it->row.p;
-	it->cell.row_len = it->row.len;
-	it->cell.qual = it->qual.p;
-	it->cell.qual_len = it->qual.len;
-	it->cell.ts = e.ts;
-	it->cell.seq = e.seq;
-	it->cell.type = e.type;
-	it->cell.val = e.val;
-	it->cell.val_len = e.vlen;
-	it->cur = off;
-	it->next = e.end;
-	it->valid = true;
+	make_current(it, &e, off);
 }
 
 void
@@ -525,8 +538,7 @@ wc_block_iter_seek_row_before(wc_block_iter *it, const wc_cell *target, bool *ro
 			if (!save_bytes(&it->save_row, it->cell.row, it->cell.row_len) ||
 				!save_bytes(&it->save_qual, it->cell.qual, it->cell.qual_len))
 			{
-				set_corrupt(it, "out of memory", it->cur);
-				it->status = WC_NOMEM;
+				set_nomem(it, it->cur);
 				return;
 			}
 			off = it->cur;
@@ -549,20 +561,8 @@ wc_block_iter_seek_row_before(wc_block_iter *it, const wc_cell *target, bool *ro
 	}
 	if (!restore_key(&it->row, &it->save_row) || !restore_key(&it->qual, &it->save_qual))
 	{
-		set_corrupt(it, "out of memory", off);
-		it->status = WC_NOMEM;
+		set_nomem(it, off);
 		return;
 	}
-	it->cell.row = it->row.p;
-	it->cell.row_len = it->row.len;
-	it->cell.qual = it->qual.p;
-	it->cell.qual_len = it->qual.len;
-	it->cell.ts = e.ts;
-	it->cell.seq = e.seq;
-	it->cell.type = e.type;
-	it->cell.val = e.val;
-	it->cell.val_len = e.vlen;
-	it->cur = off;
-	it->next = e.end;
-	it->valid = true;
+	make_current(it, &e, off);
 }

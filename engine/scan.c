@@ -109,7 +109,7 @@ struct wc_scan
 	int			failed;			/* sticky error code */
 	wc_err		err;
 	wc_scan_stats stats;
-	uint8_t    *keybuf;			/* seek key for an exclusive start */
+	uint8_t    *keybuf;			/* a seek key built by row_after */
 	size_t		keycap;
 };
 
@@ -349,6 +349,21 @@ stream_free(fam_stream *fs)
 
 /* ---------------------------------------------------------------- reading */
 
+/*
+ * Sets target to the start of the first row after row, row || 0x00 (built in
+ * scan->keybuf); false when out of memory.
+ */
+static bool
+row_after(wc_scan *scan, const uint8_t *row, size_t len, wc_cell *target)
+{
+	if (!wc_buf_reserve(&scan->keybuf, &scan->keycap, len + 1))
+		return false;
+	memcpy(scan->keybuf, row, len);
+	scan->keybuf[len] = 0;
+	wc_cell_row_start(target, scan->keybuf, len + 1);
+	return true;
+}
+
 /* Positions fs at the start of range fs->range_idx; done when none is left. */
 static void
 stream_seek_range(wc_scan *scan, fam_stream *fs)
@@ -376,19 +391,12 @@ stream_seek_range(wc_scan *scan, fam_stream *fs)
 	r = &scan->ranges[fs->range_idx];
 	if (r->start_bound == WC_INCLUSIVE)
 		wc_cell_row_start(&target, r->start, r->start_len);
-	else
+	else if (!row_after(scan, r->start, r->start_len, &target))
 	{
-		/* the first row after start is start || 0x00 */
-		if (!wc_buf_reserve(&scan->keybuf, &scan->keycap, r->start_len + 1))
-		{
-			wc_err_set(&scan->err, WC_NOMEM, "out of memory");
-			scan->failed = WC_NOMEM;
-			fs->done = true;
-			return;
-		}
-		memcpy(scan->keybuf, r->start, r->start_len);
-		scan->keybuf[r->start_len] = 0;
-		wc_cell_row_start(&target, scan->keybuf, r->start_len + 1);
+		wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+		scan->failed = WC_NOMEM;
+		fs->done = true;
+		return;
 	}
 	wc_iter_seek(fs->merge, &target);
 }
@@ -449,17 +457,10 @@ stream_skip_unwanted(wc_scan *scan, fam_stream *fs)
 	}
 	if (where < 0)
 		wc_cell_column_start(&target, vis->row, vis->row_len, qr->start, qr->start_len);
-	else
+	else if (!row_after(scan, vis->row, vis->row_len, &target))
 	{
-		/* the first row after this one is row || 0x00 */
-		if (!wc_buf_reserve(&scan->keybuf, &scan->keycap, vis->row_len + 1))
-		{
-			stream_skip_column(fs);
-			return;
-		}
-		memcpy(scan->keybuf, vis->row, vis->row_len);
-		scan->keybuf[vis->row_len] = 0;
-		wc_cell_row_start(&target, scan->keybuf, vis->row_len + 1);
+		stream_skip_column(fs);
+		return;
 	}
 	scan->stats.seeks++;
 	wc_iter_seek(fs->merge, &target);
@@ -471,6 +472,23 @@ stream_fail(wc_scan *scan, fam_stream *fs, int code)
 	fs->done = true;
 	scan->failed = code;
 	return code;
+}
+
+/* The merge's current entry, counted; NULL when an interrupt failed the stream. */
+static inline const wc_cell *
+stream_cell(wc_scan *scan, fam_stream *fs)
+{
+	if (--scan->until_check == 0)
+	{
+		scan->until_check = INTERRUPT_EVERY;
+		if (wc_db_interrupted(scan->db))
+		{
+			stream_fail(scan, fs, wc_err_set(&scan->err, WC_ABORTED, "scan interrupted"));
+			return NULL;
+		}
+	}
+	scan->stats.cells_scanned++;
+	return wc_iter_cell(fs->merge);
 }
 
 /*
@@ -534,14 +552,8 @@ stream_advance(wc_scan *scan, fam_stream *fs)
 			fs->done = true;
 			break;
 		}
-		if (--scan->until_check == 0)
-		{
-			scan->until_check = INTERRUPT_EVERY;
-			if (wc_db_interrupted(scan->db))
-				return stream_fail(scan, fs, wc_err_set(&scan->err, WC_ABORTED, "scan interrupted"));
-		}
-		c = wc_iter_cell(fs->merge);
-		scan->stats.cells_scanned++;
+		if ((c = stream_cell(scan, fs)) == NULL)
+			return scan->failed;
 
 		if (scan->nranges > 0 &&
 			!range_contains_stop(&scan->ranges[fs->range_idx], c->row, c->row_len))
@@ -588,15 +600,8 @@ stream_step_back(wc_scan *scan, fam_stream *fs)
 			before = NULL;
 		else if (r->stop_bound == WC_EXCLUSIVE)
 			wc_cell_row_start(&target, r->stop, r->stop_len);
-		else
-		{
-			/* below the row after stop, stop || 0x00 */
-			if (!wc_buf_reserve(&scan->keybuf, &scan->keycap, r->stop_len + 1))
-				return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
-			memcpy(scan->keybuf, r->stop, r->stop_len);
-			scan->keybuf[r->stop_len] = 0;
-			wc_cell_row_start(&target, scan->keybuf, r->stop_len + 1);
-		}
+		else if (!row_after(scan, r->stop, r->stop_len, &target))	/* below the row after stop */
+			return stream_fail(scan, fs, wc_err_set(&scan->err, WC_NOMEM, "out of memory"));
 		scan->stats.seeks++;
 		wc_iter_seek_row_before(fs->merge, before);
 		if (!wc_iter_valid(fs->merge))
@@ -658,14 +663,8 @@ stream_advance_back(wc_scan *scan, fam_stream *fs)
 			fs->in_row = false;
 			continue;
 		}
-		if (--scan->until_check == 0)
-		{
-			scan->until_check = INTERRUPT_EVERY;
-			if (wc_db_interrupted(scan->db))
-				return stream_fail(scan, fs, wc_err_set(&scan->err, WC_ABORTED, "scan interrupted"));
-		}
-		c = wc_iter_cell(fs->merge);
-		scan->stats.cells_scanned++;
+		if ((c = stream_cell(scan, fs)) == NULL)
+			return scan->failed;
 		if (wc_row_cmp(c->row, c->row_len, fs->row, fs->row_len) != 0)
 		{
 			fs->in_row = false;
