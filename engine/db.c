@@ -340,6 +340,17 @@ stats_add_file(wc_db_stats *stats, const wc_sst_props *p, const char *family)
 	stats->distinct_rows_est += p->distinct_rows;
 }
 
+uint64_t
+wc_db_mem_bytes(const wc_db *db)
+{
+	uint64_t	bytes = 0;
+
+	for (int i = 0; i < db->nlogs; i++)
+		for (int j = 0; j < db->logs[i]->nmem; j++)
+			bytes += wc_memtable_bytes(db->logs[i]->mem[j].mt);
+	return bytes;
+}
+
 int
 wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err)
 {

@@ -518,6 +518,9 @@ typedef struct wc_db_stats
 /* Totals; family NULL = all families, else that family only. */
 int			wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err);
 
+/* The bytes of this process's memtables (wc_db_stats.mem_bytes alone, cheaply). */
+uint64_t	wc_db_mem_bytes(const wc_db *db);
+
 /*
  * Sampling (PostgreSQL's ANALYZE): the rowkeys that end the data blocks of the
  * live sorted files of the given families (n = 0: all families), taken from

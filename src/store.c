@@ -913,19 +913,11 @@ wcfdw_trim_stores(void)
 	limit = (uint64) wcfdw_session_memory_kb * 1024;
 	hash_seq_init(&seq, wcfdw_stores);
 	while ((s = hash_seq_search(&seq)) != NULL)
-	{
-		wc_db_stats st;
-		wc_err		err;
-
-		wc_err_clear(&err);
-		if (s->db != NULL && wc_db_get_stats(s->db, NULL, &st, &err) == WC_OK)
-			total += st.mem_bytes;
-	}
+		if (s->db != NULL)
+			total += wc_db_mem_bytes(s->db);
 	while (total > limit)
 	{
 		WcFdwStore *oldest = NULL;
-		wc_db_stats st;
-		wc_err		err;
 
 		hash_seq_init(&seq, wcfdw_stores);
 		while ((s = hash_seq_search(&seq)) != NULL)
@@ -935,9 +927,7 @@ wcfdw_trim_stores(void)
 				oldest = s;
 		if (oldest == NULL)
 			break;
-		wc_err_clear(&err);
-		if (wc_db_get_stats(oldest->db, NULL, &st, &err) == WC_OK)
-			total -= Min(total, st.mem_bytes);
+		total -= Min(total, wc_db_mem_bytes(oldest->db));
 		wcfdw_store_close(oldest);
 		closed = true;
 	}
