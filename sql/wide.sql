@@ -213,6 +213,28 @@ ROLLBACK;
 SELECT * FROM hist_wide ORDER BY rowkey;
 DROP FOREIGN TABLE hist CASCADE;
 
+-- changed column and table options (also in a transaction rolled back) show
+-- at once in the session that read the table before
+CREATE FOREIGN TABLE remap (rowkey text COLLATE "C", c text OPTIONS (cell 'f:x'))
+    SERVER wide OPTIONS (families 'f,g');
+CREATE FOREIGN TABLE remap_cells (rowkey text, family text, qualifier text, ts bigint, value text)
+    SERVER wide OPTIONS (store 'remap');
+INSERT INTO remap_cells VALUES ('r', 'f', 'x', 1, 'fx'), ('r', 'f', 'y', 1, 'fy'), ('r', 'g', 'x', 1, 'gx');
+SELECT * FROM remap;
+ALTER FOREIGN TABLE remap ALTER COLUMN c OPTIONS (SET cell 'f:y');
+SELECT * FROM remap;
+BEGIN;
+ALTER FOREIGN TABLE remap ALTER COLUMN c OPTIONS (SET cell 'g:x');
+SELECT * FROM remap;
+ROLLBACK;
+SELECT * FROM remap;
+ALTER FOREIGN TABLE remap OPTIONS (SET families 'f');
+SELECT wide_try($$ALTER FOREIGN TABLE remap ALTER COLUMN c OPTIONS (SET cell 'g:x')$$);
+SELECT wide_try($$SELECT * FROM remap$$);
+ALTER FOREIGN TABLE remap ALTER COLUMN c OPTIONS (SET cell 'f:x');
+SELECT * FROM remap;
+DROP FOREIGN TABLE remap CASCADE;
+
 DROP FOREIGN TABLE scores, users;
 DROP TABLE users_plain, picks;
 DROP FUNCTION wide_try(text);
