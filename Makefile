@@ -29,7 +29,7 @@ EXTENSION = widecol_fdw
 DATA = sql/widecol_fdw--1.0.sql
 PGFILEDESC = "widecol_fdw - HBase/Bigtable-style wide-column tables"
 
-REGRESS = basic options types scan analyze pushdown pushdown_or order reverse join modify xact bulk errors functions drop differential snapshot wide import twophase remote parallel compression
+REGRESS = basic options types scan analyze pushdown pushdown_or order reverse join modify xact bulk errors functions drop differential snapshot wide import twophase remote parallel compression truncate
 
 # isolation specs (specs/NAME.spec, expected/NAME.out), run after REGRESS by make installcheck;
 # scripts/isolation.sh runs them against an ordinary-table twin first, which must give

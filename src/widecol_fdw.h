@@ -215,6 +215,7 @@ typedef struct WcFdwPendingBatch
 	wc_batch   *batch;
 	int			level;			/* subtransaction nesting level that wrote it */
 	CommandId	cid;			/* command that wrote it */
+	bool		truncates;		/* holds a TRUNCATE: flush at commit */
 } WcFdwPendingBatch;
 
 typedef struct WcFdwStore
@@ -232,6 +233,7 @@ typedef struct WcFdwStore
 	bool		doomed;			/* dropped: destroy when the last scan closes */
 	int			nscans;			/* open wc_scan handles */
 	bool		needs_maintain; /* we committed writes: run wc_db_maintain */
+	bool		flush_at_commit;	/* we wrote a TRUNCATE: flush once committed */
 	uint64		last_used;		/* wcfdw_xact_count when last used */
 	bool		logged;			/* its changes go to the WAL (wal.c) */
 	bool		read_only;		/* opened read only: in recovery, or a logged
@@ -254,6 +256,7 @@ extern void wcfdw_store_scan_closed(WcFdwStore *store);
 
 /* the transaction's writes, committed or discarded by store.c's callbacks */
 extern wc_batch *wcfdw_store_write_batch(WcFdwStore *store, CommandId cid);
+extern void wcfdw_store_truncate(WcFdwStore *store, CommandId cid);
 extern wc_batch **wcfdw_store_visible_batches(WcFdwStore *store, CommandId curcid, int *n);
 extern void wcfdw_store_drop_at_commit(Oid relid, const char *path);
 
