@@ -16,6 +16,8 @@
  *		keys.c			those quals evaluated -> ranges, families, qualifiers, time
  *		scan.c			executor scan callbacks, EXPLAIN, ANALYZE sampling
  *		modify.c		INSERT/UPDATE/DELETE/COPY/TRUNCATE callbacks
+ *		direct.c		DELETE of whole rows or families by direct
+ *						modification: one bounded marker per family
  *		store.c			per-backend cache of open stores and their pending
  *						writes; the transaction callbacks that write them at
  *						commit or discard them, and remove store directories
@@ -45,7 +47,9 @@
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
 #include "nodes/execnodes.h"
+#include "nodes/lockoptions.h"
 #include "nodes/pathnodes.h"
+#include "storage/lockdefs.h"
 #include "utils/relcache.h"
 #include <sys/types.h>
 
@@ -407,6 +411,17 @@ extern void widecolInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *
 extern bool widecolAnalyzeForeignTable(Relation relation,
 									   AcquireSampleRowsFunc *func,
 									   BlockNumber *totalpages);
+extern bool wcfdw_lock_cell(WcFdwStore *store, Relation rel, const wc_cell_view *c,
+							LOCKMODE mode, LockWaitPolicy wait);
+extern char *wcfdw_explain_conds(ForeignScanState *node, ExplainState *es, WcFdwField field);
+
+/* direct.c: DELETE of whole rows or families as one marker each */
+extern bool widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan,
+									Index resultRelation, int subplan_index);
+extern void widecolBeginDirectModify(ForeignScanState *node, int eflags);
+extern TupleTableSlot *widecolIterateDirectModify(ForeignScanState *node);
+extern void widecolEndDirectModify(ForeignScanState *node);
+extern void widecolExplainDirectModify(ForeignScanState *node, ExplainState *es);
 
 /* modify.c */
 extern int	widecolIsForeignRelUpdatable(Relation rel);
