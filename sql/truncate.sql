@@ -99,6 +99,29 @@ COMMIT;
 SELECT * FROM tr_files();
 SELECT * FROM tr_rows();
 
+-- a prepared TRUNCATE gives nothing back at COMMIT PREPARED: the next flush does
+SELECT tr_load();
+SELECT widecol_flush('tr');
+BEGIN;
+TRUNCATE tr;
+TRUNCATE tr_heap;
+PREPARE TRANSACTION 'tr_prep';
+COMMIT PREPARED 'tr_prep';
+SELECT * FROM tr_files();
+SELECT * FROM tr_rows();
+SELECT widecol_flush('tr');
+SELECT * FROM tr_files();
+-- and ROLLBACK PREPARED keeps everything
+SELECT tr_load();
+SELECT widecol_flush('tr');
+BEGIN;
+TRUNCATE tr;
+TRUNCATE tr_heap;
+PREPARE TRANSACTION 'tr_prep';
+ROLLBACK PREPARED 'tr_prep';
+SELECT * FROM tr_files();
+SELECT * FROM tr_rows();
+
 DROP FUNCTION tr_rows();
 DROP FUNCTION tr_files();
 DROP FUNCTION tr_load();
