@@ -497,6 +497,14 @@ void		wc_scan_close(wc_scan *scan);
  */
 int			wc_db_flush(wc_db *db, wc_err *err);
 
+/*
+ * As wc_db_flush, but it never waits: WC_BUSY at once when another process is
+ * flushing or a transaction written to the logs is still in progress (the logs
+ * before it are flushed; the rest waits for a later flush).  For work that must
+ * not stall, such as the flush a session runs right after its commit.
+ */
+int			wc_db_flush_nowait(wc_db *db, wc_err *err);
+
 /* Major compaction: one sorted file per family, retention applied, tombstones dropped. */
 int			wc_db_compact(wc_db *db, wc_err *err);
 

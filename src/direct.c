@@ -165,7 +165,7 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 		return false;
 	fscan = (ForeignScan *) subplan;
 	if (fscan->scan.scanrelid != resultRelation || fscan->fdw_scan_tlist != NIL ||
-		fscan->scan.plan.lefttree != NULL || list_length(fscan->fdw_private) <= WCFDW_PRIV_REVERSE)
+		fscan->scan.plan.lefttree != NULL || list_length(fscan->fdw_private) != WCFDW_PRIV_DIRECT)
 		return false;
 	baserel = find_base_rel(root, resultRelation);
 	if (baserel->baserestrictinfo == NIL)
@@ -234,7 +234,7 @@ widecolBeginDirectModify(ForeignScanState *node, int eflags)
 	ds = palloc0(sizeof(WcFdwDirectState));
 	node->fdw_state = ds;
 	ds->rel = node->ss.ss_currentRelation;
-	ds->set_tag = linitial_int(llast(plan->fdw_private)) != 0;
+	ds->set_tag = linitial_int(list_nth(plan->fdw_private, WCFDW_PRIV_DIRECT)) != 0;
 	ds->lockmode = linitial_int(lock);
 	ds->waitpolicy = lsecond_int(lock);
 

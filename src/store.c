@@ -923,9 +923,11 @@ wcfdw_pre_commit(bool prepare)
  *		removed now rather than at the next flush (engine/flush.c)
  *
  * The transaction has committed, so nothing here may raise an ERROR: a
- * failure is a WARNING and the space comes back at a later flush.  WC_BUSY
- * (another transaction between its log write and its commit) and WC_HELD
- * (a flush needs what a reader still holds) are left for later quietly.  A
+ * failure is a WARNING and the space comes back at a later flush.  Nor may it
+ * wait: WC_BUSY (another session flushing, or another transaction between its
+ * log write and its commit, which with a synchronous standby lasts until the
+ * standby answers) and WC_HELD (a prepared transaction in a log) are left for
+ * later quietly.  A
  * logged store's flush goes to the WAL through its on_change callback as
  * widecol_flush()'s does.
  */
@@ -952,8 +954,10 @@ wcfdw_flush_truncated(void)
 			wc_err		err;
 			int			rc;
 
+			/* never stall a commit: another flusher or a commit in flight
+			 * (a synchronous standby's wait) leaves it for later */
 			wc_err_clear(&err);
-			rc = wc_db_flush(s->db, &err);
+			rc = wc_db_flush_nowait(s->db, &err);
 			if (rc < 0 && rc != WC_BUSY && rc != WC_HELD)
 				wcfdw_engine_error(WARNING, rc, &err, "flush the truncated", s->relname);
 		}

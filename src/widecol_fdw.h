@@ -353,8 +353,10 @@ enum WcFdwScanPrivate
 								 * statement's target (UPDATE, DELETE) */
 	WCFDW_PRIV_WIDE,			/* integer list: 1 if a condition needs one of
 								 * the needed cell columns non-NULL (wide.c) */
-	WCFDW_PRIV_REVERSE			/* integer list: 1 for a reversed scan (rowkeys
+	WCFDW_PRIV_REVERSE,			/* integer list: 1 for a reversed scan (rowkeys
 								 * descending) */
+	WCFDW_PRIV_DIRECT			/* a direct DELETE (direct.c) only: integer list,
+								 * 1 if it counts in es_processed (canSetTag) */
 };
 
 /* wide.c */
