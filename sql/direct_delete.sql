@@ -214,6 +214,60 @@ SELECT * FROM dd_diff();
 CREATE FOREIGN TABLE dw (rowkey text, x text OPTIONS (cell 'a:q1')) SERVER wide OPTIONS (store 'dd');
 EXPLAIN (COSTS OFF) DELETE FROM dw WHERE rowkey = 'r11';
 
+-- random: writes, direct deletes of rows, families and IN lists, deletes rolled
+-- back, flushes and compactions, each step its own transaction; always the same
+-- rows as the ordinary table, and the same row count at every delete
+TRUNCATE dd;
+TRUNCATE dd_heap;
+CREATE PROCEDURE dd_random(rounds int, INOUT result text) LANGUAGE plpgsql AS $$
+DECLARE
+    i int; r text; f text; cond text; a bigint; b bigint; bad int := 0; n int := 0;
+BEGIN
+    PERFORM setseed(0.17);
+    FOR i IN 1 .. rounds LOOP
+        r := 'k' || floor(random() * 12)::int;
+        f := (ARRAY['a', 'b', 'c'])[1 + floor(random() * 3)::int];
+        cond := NULL;
+        CASE floor(random() * 6)::int
+            WHEN 0, 1 THEN
+                -- new versions; one of an existing (rowkey, family, qualifier, ts) replaces it
+                CREATE TEMP TABLE dd_new AS
+                    SELECT r AS rowkey, f AS family, 'q' || floor(random() * 3)::int AS qualifier,
+                           t::bigint AS ts, 'v' || i AS value
+                      FROM generate_series(1, 1 + floor(random() * 4)::int) t;
+                INSERT INTO dd SELECT * FROM dd_new;
+                DELETE FROM dd_heap h USING dd_new x WHERE (h.rowkey, h.family, h.qualifier, h.ts) =
+                    (x.rowkey, x.family, x.qualifier, x.ts);
+                INSERT INTO dd_heap SELECT DISTINCT ON (rowkey, family, qualifier, ts) * FROM dd_new;
+                DROP TABLE dd_new;
+            WHEN 2 THEN cond := format('rowkey = %L', r);
+            WHEN 3 THEN cond := format('rowkey = %L AND family = %L', r, f);
+            WHEN 4 THEN cond := format('rowkey IN (%L, %L)', r, 'k' || floor(random() * 12)::int);
+            ELSE
+                IF random() < 0.5 THEN PERFORM widecol_flush('dd'); ELSE PERFORM widecol_compact('dd'); END IF;
+        END CASE;
+        IF cond IS NOT NULL THEN
+            IF random() < 0.2 THEN
+                BEGIN
+                    EXECUTE 'DELETE FROM dd WHERE ' || cond;
+                    RAISE EXCEPTION 'roll back';
+                EXCEPTION WHEN raise_exception THEN NULL;
+                END;
+            END IF;
+            SELECT * INTO a, b FROM dd_delete(cond);
+            n := n + 1;
+            IF a <> b THEN bad := bad + 1; END IF;
+        END IF;
+        COMMIT;
+    END LOOP;
+    result := format('%s deletes, %s counts differ, %s rows differ, %s rows left', n, bad,
+                     (SELECT count(*) FROM dd_diff()), (SELECT count(*) FROM dd));
+END $$;
+CALL dd_random(400, NULL);
+SELECT widecol_flush('dd'), widecol_compact('dd');
+SELECT * FROM dd_diff();
+DROP PROCEDURE dd_random(int, text);
+
 DROP FOREIGN TABLE dw, dr, dn, dk, dd;
 DROP TABLE dd_heap;
 DROP FUNCTION dd_diff(), dd_counts(), dd_delete(text), wc_explain(text), dd_trig();
