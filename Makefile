@@ -21,6 +21,7 @@ OBJS = \
 	src/pushdown.o \
 	src/resolve.o \
 	src/scan.o \
+	src/sync.o \
 	src/store.o \
 	src/wal.o \
 	src/wide.o \

@@ -125,7 +125,7 @@ wc_db_open(const char *dir, const wc_open_opts *opts, wc_db **out, wc_err *err)
 
 		/* every change from here on is reported, the store's creation too */
 		if (rc == WC_OK && opts->on_change && !opts->read_only &&
-			(rc = wc_env_watch(dir, opts->on_change, opts->on_change_arg, err)) == WC_OK)
+			(rc = wc_env_watch(dir, opts->on_change, opts->on_change_done, opts->on_change_arg, err)) == WC_OK)
 			db->watching = true;
 		if (rc == WC_OK && create)
 			rc = wc_env_mkdir(dir, err);
@@ -242,6 +242,19 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 		free(parts);
 	if (rc == WC_OK && sync && (rc = wc_file_sync(&active->file, false, err)) != WC_OK)
 		db->failed = true;
+	return rc;
+}
+
+int
+wc_db_sync_logs(wc_db *db, wc_err *err)
+{
+	int			rc = WC_OK;
+
+	if ((rc = wc_db_check_writable(db, "sync", err)) != WC_OK)
+		return rc;
+	for (int i = 0; i < db->nlogs && rc == WC_OK; i++)
+		if ((rc = wc_file_sync(&db->logs[i]->file, false, err)) != WC_OK)
+			db->failed = true;
 	return rc;
 }
 

@@ -72,6 +72,7 @@ struct wc_watch
 	wc_watch   *next;
 	char	   *dir;
 	wc_change_fn fn;
+	wc_change_done_fn done;
 	void	   *arg;
 };
 
@@ -80,7 +81,7 @@ static wc_watch *watches;
 static int	nwatches;			/* read without the mutex: 0 = nothing to look up */
 
 int
-wc_env_watch(const char *dir, wc_change_fn fn, void *arg, wc_err *err)
+wc_env_watch(const char *dir, wc_change_fn fn, wc_change_done_fn done, void *arg, wc_err *err)
 {
 	wc_watch   *w = calloc(1, sizeof(wc_watch));
 
@@ -90,6 +91,7 @@ wc_env_watch(const char *dir, wc_change_fn fn, void *arg, wc_err *err)
 		return wc_err_set(err, WC_NOMEM, "out of memory");
 	}
 	w->fn = fn;
+	w->done = done;
 	w->arg = arg;
 	pthread_mutex_lock(&watch_mutex);
 	w->next = watches;
@@ -159,6 +161,15 @@ report(const wc_watch *w, int kind, const char *file, uint64_t offset,
 	return rc < 0 ? rc : WC_OK;
 }
 
+/* After a reported change was made or failed: passes rc through. */
+static int
+reported(const wc_watch *w, int rc)
+{
+	if (w != NULL && w->done != NULL)
+		w->done(w->arg);
+	return rc;
+}
+
 int
 wc_env_report(const char *dir, const wc_change *change, wc_err *err)
 {
@@ -168,6 +179,12 @@ wc_env_report(const char *dir, const wc_change *change, wc_err *err)
 		return WC_OK;
 	return report(w, change->kind, change->file, change->offset, change->parts,
 				  change->nparts, err);
+}
+
+void
+wc_env_report_done(const char *dir, const char *file)
+{
+	(void) reported(watch_of(dir, file), WC_OK);
 }
 
 int
@@ -204,9 +221,8 @@ wc_file_open(const char *dir, const char *name, int mode, wc_file *f, wc_err *er
 			break;
 	}
 	f->fd = open(path, flags | O_CLOEXEC, 0600);
-	if (f->fd < 0)
-		return wc_err_sys(err, "could not open file \"%s\"", name);
-	return WC_OK;
+	rc = f->fd < 0 ? wc_err_sys(err, "could not open file \"%s\"", name) : WC_OK;
+	return f->watch && mode == WC_OPEN_CREATE ? reported(f->watch, rc) : rc;
 }
 
 void
@@ -277,19 +293,10 @@ wc_file_pread(wc_file *f, void *buf, size_t n, uint64_t off, wc_err *err)
 	return WC_OK;
 }
 
-int
-wc_file_pwrite(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err)
+static int
+pwrite_all(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err)
 {
 	size_t		done = 0;
-
-	if (f->watch)
-	{
-		wc_slice	s = {buf, n};
-		int			rc = report(f->watch, WC_CHANGE_WRITE, f->name, off, &s, 1, err);
-
-		if (rc != WC_OK)
-			return rc;
-	}
 
 	if (fault_hit(WC_FAULT_WRITE))
 		return wc_err_sys(err, "could not write file \"%s\" at offset %llu",
@@ -308,6 +315,19 @@ wc_file_pwrite(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err)
 		done += (size_t) w;
 	}
 	return WC_OK;
+}
+
+int
+wc_file_pwrite(wc_file *f, const void *buf, size_t n, uint64_t off, wc_err *err)
+{
+	wc_slice	s = {buf, n};
+	int			rc;
+
+	if (f->watch == NULL)
+		return pwrite_all(f, buf, n, off, err);
+	if ((rc = report(f->watch, WC_CHANGE_WRITE, f->name, off, &s, 1, err)) != WC_OK)
+		return rc;
+	return reported(f->watch, pwrite_all(f, buf, n, off, err));
 }
 
 /* Writes iov[0..n-1] at *at, resuming after short writes; advances *at. */
@@ -339,16 +359,14 @@ pwritev_all(wc_file *f, struct iovec *iov, int n, uint64_t *at, wc_err *err)
 	return WC_OK;
 }
 
-int
-wc_file_pwritev(wc_file *f, const wc_slice *parts, int nparts, uint64_t off, wc_err *err)
+static int
+pwritev_parts(wc_file *f, const wc_slice *parts, int nparts, uint64_t off, wc_err *err)
 {
 	struct iovec iov[64];
 	int			n = 0,
 				rc;
 	uint64_t	at = off;
 
-	if (f->watch && (rc = report(f->watch, WC_CHANGE_WRITE, f->name, off, parts, nparts, err)) != WC_OK)
-		return rc;
 	if (fault_hit(WC_FAULT_WRITE))
 		return wc_err_sys(err, "could not write file \"%s\" at offset %llu",
 						  f->name, (unsigned long long) off);
@@ -369,6 +387,18 @@ wc_file_pwritev(wc_file *f, const wc_slice *parts, int nparts, uint64_t off, wc_
 }
 
 int
+wc_file_pwritev(wc_file *f, const wc_slice *parts, int nparts, uint64_t off, wc_err *err)
+{
+	int			rc;
+
+	if (f->watch == NULL)
+		return pwritev_parts(f, parts, nparts, off, err);
+	if ((rc = report(f->watch, WC_CHANGE_WRITE, f->name, off, parts, nparts, err)) != WC_OK)
+		return rc;
+	return reported(f->watch, pwritev_parts(f, parts, nparts, off, err));
+}
+
+int
 wc_file_sync(wc_file *f, bool full, wc_err *err)
 {
 	int			r;
@@ -376,11 +406,12 @@ wc_file_sync(wc_file *f, bool full, wc_err *err)
 	if (f->watch && (r = report(f->watch, WC_CHANGE_SYNC, f->name, 0, NULL, 0, err)) != WC_OK)
 		return r;
 	if (fault_hit(WC_FAULT_SYNC))
-		return wc_err_sys(err, "could not fsync file \"%s\"", f->name);
-	r = full ? fsync(f->fd) : fdatasync(f->fd);
-	if (r != 0)
-		return wc_err_sys(err, "could not fsync file \"%s\"", f->name);
-	return WC_OK;
+		r = wc_err_sys(err, "could not fsync file \"%s\"", f->name);
+	else if ((full ? fsync(f->fd) : fdatasync(f->fd)) != 0)
+		r = wc_err_sys(err, "could not fsync file \"%s\"", f->name);
+	else
+		r = WC_OK;
+	return f->watch ? reported(f->watch, r) : r;
 }
 
 static long size_calls;
@@ -411,9 +442,11 @@ wc_file_truncate(wc_file *f, uint64_t size, wc_err *err)
 	if (f->watch && (rc = report(f->watch, WC_CHANGE_TRUNCATE, f->name, size, NULL, 0, err)) != WC_OK)
 		return rc;
 	if (fault_hit(WC_FAULT_WRITE) || ftruncate(f->fd, (off_t) size) != 0)
-		return wc_err_sys(err, "could not truncate file \"%s\" to %llu bytes",
-						  f->name, (unsigned long long) size);
-	return WC_OK;
+		rc = wc_err_sys(err, "could not truncate file \"%s\" to %llu bytes",
+						f->name, (unsigned long long) size);
+	else
+		rc = WC_OK;
+	return f->watch ? reported(f->watch, rc) : rc;
 }
 
 int
@@ -466,8 +499,10 @@ wc_env_unlink(const char *dir, const char *name, wc_err *err)
 		(rc = report(w, WC_CHANGE_REMOVE, name, 0, NULL, 0, err)) != WC_OK)
 		return rc;
 	if (unlink(path) != 0 && errno != ENOENT)
-		return wc_err_sys(err, "could not remove file \"%s\"", name);
-	return WC_OK;
+		rc = wc_err_sys(err, "could not remove file \"%s\"", name);
+	else
+		rc = WC_OK;
+	return w ? reported(w, rc) : rc;
 }
 
 bool

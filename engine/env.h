@@ -39,13 +39,17 @@ typedef struct wc_file
  * opened WC_OPEN_EXCL: such a file is new and empty, and its first write creates
  * it), removals.  LOCK and MANIFEST.tmp are never reported: LOCK holds no data,
  * and whoever writes MANIFEST reports it whole (wc_env_report).  A report that
- * fails fails the change, which is then not made.  A watch must outlive the
+ * fails fails the change, which is then not made; once a reported change is made
+ * (or failed), done, if any, is called.  A watch must outlive the
  * files opened under it; fn runs in the thread making the change.
  */
-int			wc_env_watch(const char *dir, wc_change_fn fn, void *arg, wc_err *err);
+int			wc_env_watch(const char *dir, wc_change_fn fn, wc_change_done_fn done, void *arg,
+						 wc_err *err);
 void		wc_env_unwatch(const char *dir, wc_change_fn fn, void *arg);
-/* Reports a change to dir's watcher, if it has one. */
+/* Reports a change to dir's watcher, if it has one; wc_env_report_done after
+ * making it (or failing to), when the report succeeded. */
 int			wc_env_report(const char *dir, const wc_change *change, wc_err *err);
+void		wc_env_report_done(const char *dir, const char *file);
 
 /* Opens dir/name; *f is filled (no allocation). */
 int			wc_file_open(const char *dir, const char *name, int mode, wc_file *f, wc_err *err);

@@ -498,7 +498,10 @@ wc_manifest_write(const char *dir, const wc_manifest *m, wc_err *err)
 	change.nparts = 1;
 	rc = wc_env_report(dir, &change, err);
 	if (rc == WC_OK)
+	{
 		rc = wc_manifest_write_bytes(dir, buf, len, err);
+		wc_env_report_done(dir, MANIFEST_NAME);
+	}
 	free(buf);
 	return rc;
 }

@@ -187,6 +187,14 @@ typedef struct wc_change
  */
 typedef int (*wc_change_fn) (void *arg, const wc_change *change, wc_err *err);
 
+/*
+ * Called after a change whose report succeeded has been made, or has failed, by
+ * the same thread, before it reports any other change.  So a caller can tell
+ * the moments between changes (PostgreSQL holds a checkpoint's start back from
+ * a change's WAL record until the change is made: src/sync.c).
+ */
+typedef void (*wc_change_done_fn) (void *arg);
+
 typedef struct wc_open_opts
 {
 	const wc_family_opts *families;
@@ -229,6 +237,7 @@ typedef struct wc_open_opts
 	 * process makes to the store's files are reported to it.
 	 */
 	wc_change_fn on_change;
+	wc_change_done_fn on_change_done;	/* optional; gets on_change_arg */
 	void	   *on_change_arg;
 	/*
 	 * Read only: the handle changes no file of the store, ever (writes, flush,
@@ -328,6 +337,13 @@ int			wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err);
  */
 int			wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag,
 						bool sync, wc_err *err);
+
+/*
+ * Makes every record the handle's logs hold durable (what wc_db_write's sync
+ * does for its own record): for a write made without sync whose durability is
+ * wanted after all.  After an fsync failure the handle refuses further writes.
+ */
+int			wc_db_sync_logs(wc_db *db, wc_err *err);
 
 /*
  * Bulk writes.  A write with a nonzero tag whose batches hold at least

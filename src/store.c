@@ -330,6 +330,7 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 	if (s->logged && !s->read_only)
 	{
 		oo.on_change = wcfdw_wal_change;
+		oo.on_change_done = wcfdw_chkpt_change_end;
 		oo.on_change_arg = s->walpath;
 	}
 
@@ -900,9 +901,27 @@ wcfdw_pre_commit(bool prepare)
 
 		wc_err_clear(&err);
 		wc_db_set_ingest_bytes(s->db, wcfdw_bulk_write_bytes());
-		rc = wc_db_write(s->db, batches, n,
-						 U64FromFullTransactionId(GetTopFullTransactionId()),
-						 synchronous_commit > SYNCHRONOUS_COMMIT_OFF, &err);
+		if (s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT)
+		{
+			/*
+			 * The WAL has the record before the log does (wal.c); the log is
+			 * made durable by the syncer before a checkpoint passes the
+			 * record (sync.c), or here if there is no syncer.  From the
+			 * record on no checkpoint may start writing: not before the
+			 * store is marked.
+			 */
+			wcfdw_chkpt_commit_begin();
+			rc = wc_db_write(s->db, batches, n,
+							 U64FromFullTransactionId(GetTopFullTransactionId()),
+							 false, &err);
+			if (rc >= 0 && !wcfdw_sync_defer(s->path))
+				rc = wc_db_sync_logs(s->db, &err);
+			wcfdw_chkpt_commit_end();
+		}
+		else
+			rc = wc_db_write(s->db, batches, n,
+							 U64FromFullTransactionId(GetTopFullTransactionId()),
+							 synchronous_commit > SYNCHRONOUS_COMMIT_OFF, &err);
 		if (rc < 0)
 		{
 			if (rc == WC_IO || rc == WC_NOSPACE || rc == WC_FAILED)
@@ -1039,6 +1058,9 @@ static void
 wcfdw_end_of_xact(bool commit, bool prepare)
 {
 	ListCell   *lc;
+
+	/* an error between a change's WAL record and the change: hold nothing back */
+	wcfdw_chkpt_release_all();
 
 	if (wcfdw_stores != NULL)
 	{

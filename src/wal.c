@@ -180,6 +180,8 @@ wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("widecol_fdw is not in shared_preload_libraries"),
 					 errhint("Add widecol_fdw to shared_preload_libraries in postgresql.conf and restart the server.")));
+		/* no checkpoint may begin writing between the record and the change (sync.c) */
+		wcfdw_chkpt_change_begin(change->file);
 		end = wcfdw_wal_insert(wcfdw_wal_info(change->kind), path, change->file,
 							   change->offset, change->parts, change->nparts);
 		if (!(sst && change->kind == WC_CHANGE_WRITE) && change->kind != WC_CHANGE_SYNC)
@@ -189,6 +191,7 @@ wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err)
 	{
 		const char *message = wcfdw_catch_callback_error(oldcxt);
 
+		wcfdw_chkpt_change_end(NULL);	/* no change will be made */
 		err->code = WC_CALLBACK;
 		snprintf(err->msg, sizeof(err->msg), "could not log a change of %s to the WAL: %s",
 				 change->file, message);
@@ -196,6 +199,20 @@ wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err)
 	}
 	PG_END_TRY();
 	return rc;
+}
+
+/*
+ * wcfdw_wal_log_sync
+ *		Logs that the syncer is about to fsync file of the store at path
+ *		(sync.c), so that redo fsyncs it too
+ */
+void
+wcfdw_wal_log_sync(const char *path, const char *file)
+{
+	char	   *rel = wcfdw_wal_path(path);
+
+	(void) wcfdw_wal_insert(XLOG_WIDECOL_SYNC, rel, file, 0, NULL, 0);
+	pfree(rel);
 }
 
 /*
@@ -381,8 +398,16 @@ wcfdw_redo_cleanup(void)
 		return;
 	hash_seq_init(&seq, wcfdw_redo_stores);
 	while ((s = hash_seq_search(&seq)) != NULL)
+	{
+		/*
+		 * The logs redo wrote: durable before the end-of-recovery checkpoint
+		 * moves the redo point past their records (a primary's syncer logged
+		 * a SYNC only for what it had synced before its last checkpoint).
+		 */
+		(void) wcfdw_sync_store(s->path, false);
 		if (s->replica)
 			wc_replica_close(s->replica);
+	}
 	hash_destroy(wcfdw_redo_stores);
 	wcfdw_redo_stores = NULL;
 }

@@ -69,6 +69,7 @@ void
 _PG_init(void)
 {
 	wcfdw_wal_init();
+	wcfdw_sync_init();
 	wcfdw_option_init();
 	wcfdw_store_init();
 	wcfdw_ddl_init();

@@ -211,6 +211,24 @@ extern bool wcfdw_wal_available(void);
 extern char *wcfdw_wal_path(const char *path);
 extern int	wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err);
 extern void wcfdw_wal_destroy(const char *path);
+extern void wcfdw_wal_log_sync(const char *path, const char *file);
+
+/* sync.c: logged tables' logs made durable by checkpoints */
+typedef enum WcFdwLogSync
+{
+	WCFDW_LOG_SYNC_CHECKPOINT,	/* the syncer, before each checkpoint completes */
+	WCFDW_LOG_SYNC_COMMIT		/* every commit fsyncs */
+} WcFdwLogSync;
+
+extern int	wcfdw_log_sync;
+extern void wcfdw_sync_init(void);
+extern void wcfdw_chkpt_change_begin(const char *file);
+extern void wcfdw_chkpt_change_end(void *arg);
+extern void wcfdw_chkpt_commit_begin(void);
+extern void wcfdw_chkpt_commit_end(void);
+extern void wcfdw_chkpt_release_all(void);
+extern bool wcfdw_sync_defer(const char *path);
+extern int	wcfdw_sync_store(const char *path, bool wal);
 
 /* ---------------------------------------------------------------- stores */
 

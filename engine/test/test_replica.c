@@ -34,6 +34,8 @@ static change *changes;
 static size_t nchanges,
 			maxchanges;
 static int	refuse_after = -1;	/* refuse the change of this index (-1: none) */
+static bool change_open;		/* a change was reported and is not done yet */
+static size_t ndone;			/* on_change_done calls */
 
 static int
 record(void *arg, const wc_change *c, wc_err *err)
@@ -41,6 +43,8 @@ record(void *arg, const wc_change *c, wc_err *err)
 	change	   *r;
 
 	(void) arg;
+	CHECK(!change_open, "change %zu (%s) reported before change %zu was done", nchanges,
+		  c->file, nchanges - 1);
 	if (refuse_after >= 0 && nchanges == (size_t) refuse_after)
 	{
 		snprintf(err->msg, sizeof(err->msg), "refused by the test");
@@ -65,7 +69,18 @@ record(void *arg, const wc_change *c, wc_err *err)
 		memcpy(r->bytes + at, c->parts[i].data, c->parts[i].len);
 		at += c->parts[i].len;
 	}
+	change_open = true;
 	return WC_OK;
+}
+
+/* on_change_done: once after each change whose report succeeded, before the next report */
+static void
+record_done(void *arg)
+{
+	(void) arg;
+	CHECK(change_open, "a change done (%zu) that was not reported, or done twice", ndone);
+	change_open = false;
+	ndone++;
 }
 
 static int
@@ -270,7 +285,10 @@ open_store(const char *dir, bool read_only, bool report)
 	oo.ingest_bytes = 3000;
 	oo.l0_compaction_trigger = 3;
 	if (report)
+	{
 		oo.on_change = record;
+		oo.on_change_done = record_done;
+	}
 	wc_err_clear(&err);
 	rc = wc_db_open(dir, &oo, &db, &err);
 	CHECK_OK(rc, &err);
@@ -322,7 +340,20 @@ step(wc_db *db, uint64_t *rnd, int i)
 		if (rc == WC_OK && i % 97 == 50)
 			rc = wc_batch_truncate(b, &err);
 		/* tagged writes of 60 cells are bulk writes (ingest_bytes 3000) */
-		if (rc == WC_OK)
+		/* a third of the writes made durable afterwards (PostgreSQL's checkpoint syncer) */
+		if (rc == WC_OK && i % 3 == 0)
+		{
+			size_t		before = nchanges;
+
+			rc = wc_db_write(db, &b, 1, (uint64_t) (what < 12 ? i + 1 : 0), false, &err);
+			if (rc == WC_OK)
+				rc = wc_db_sync_logs(db, &err);
+			for (size_t k = before; rc == WC_OK && k < nchanges; k++)
+				if (changes[k].kind == WC_CHANGE_SYNC && strstr(changes[k].file, ".log"))
+					before = SIZE_MAX;
+			CHECK(rc != WC_OK || before == SIZE_MAX, "wc_db_sync_logs reported a SYNC of a log");
+		}
+		else if (rc == WC_OK)
 			rc = wc_db_write(db, &b, 1, (uint64_t) (what < 12 ? i + 1 : 0), true, &err);
 	}
 	CHECK(rc == WC_OK || rc == WC_BUSY, "step %d (%d): %s", i, what, err.msg);
@@ -381,6 +412,8 @@ main(void)
 	while (tocopy && copied < ntocopy)
 		copy_file(a, c, tocopy[copied++]);
 	CHECK(nchanges > 1000, "the workload made %zu changes", nchanges);
+	CHECK(ndone == nchanges && !change_open, "each of the %zu changes done once (%zu)", nchanges,
+		  ndone);
 	{
 		int			kinds[6] = {0};
 

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# t/105_log_sync.sh -- a logged table's commit waits for the WAL only; its store's log is made
+# durable by the syncer before each checkpoint completes (src/sync.c).
+#
+# The WAL is read with pg_walinspect (contrib): our resource manager's records are named
+# widecol_fdw/WRITE, widecol_fdw/SYNC, ...
+#   1. The syncer runs (pg_stat_activity: backend_type 'widecol_fdw syncer').
+#   2. 20 one-row commits into a logged table: 20 WRITE records of its log and not one SYNC
+#      (before the syncer, each commit fsynced the log: a SYNC record each).
+#   3. CHECKPOINT completes, and the SYNC of the table's log lies between the checkpoint's redo
+#      point and its checkpoint record: made durable while the checkpoint waited, before it
+#      completed.  A second checkpoint with no write since syncs nothing.
+#   4. widecol_fdw.log_sync = commit: every commit fsyncs again (a SYNC record each).
+#   5. The syncer terminated (pg_terminate_backend): it is started again; until then a commit
+#      fsyncs its log itself (a SYNC record); checkpoints complete meanwhile; after its return
+#      commits write no SYNC again.
+#   6. A load on twin tables (3 writers, flush and compaction) with a CHECKPOINT every 0.3 s:
+#      every checkpoint completes, writers never fail, then kill -9 of the whole cluster: after
+#      crash recovery the widecol table holds exactly the ordinary table's rows.
+# 400 transactions per writer in the load (1200 with WIDECOL_LONG=1).
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+
+t_cluster_with_fdw
+ntx=400
+t_long && ntx=1200
+wc_psql -c "CREATE EXTENSION pg_walinspect" >/dev/null || t_bail "CREATE EXTENSION pg_walinspect"
+wc_psql -c "CREATE FOREIGN TABLE t (rowkey text, family text, qualifier text, ts bigint, value text)
+            SERVER wide OPTIONS (families 'f')" >/dev/null || t_bail "a logged widecol table"
+wc_psql -c "INSERT INTO t VALUES ('first', 'f', 'q', 1, 'v')" >/dev/null || t_bail "a first write"
+
+lsn() { wc_psql -c "SELECT pg_current_wal_insert_lsn()"; }
+# records FROM TO TYPE: how many widecol_fdw records of TYPE lie in [FROM, TO)
+records() {
+    wc_psql -c "SELECT count(*) FROM pg_get_wal_records_info('$1', '$2')
+                WHERE resource_manager = 'widecol_fdw' AND record_type = '$3'"
+}
+# commits PREFIX N [LOG_SYNC]: N one-row transactions into t, each in a session of its own
+commits() {
+    local i set=()
+    [ -n "${3:-}" ] && set=(-c "SET widecol_fdw.log_sync = $3")
+    for ((i = 1; i <= $2; i++)); do
+        wc_psql "${set[@]}" -c "INSERT INTO t VALUES ('$1-$i', 'f', 'q', $i, 'v')" >/dev/null || return 1
+    done
+}
+syncer_pid() { wc_psql -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'widecol_fdw syncer'"; }
+
+# --- 1. the syncer
+t_ok "the syncer runs (pg_stat_activity)" test -n "$(syncer_pid)"
+
+# --- 2. commits write no SYNC
+wc_psql -c "CHECKPOINT" >/dev/null
+a=$(lsn)
+commits c 20 || t_bail "20 one-row commits"
+b=$(lsn)
+t_is "$(records "$a" "$b" WRITE) $(records "$a" "$b" SYNC)" "20 0" \
+    "20 one-row commits: 20 WRITE records of the log, no SYNC (no fsync at commit)"
+
+# --- 3. the checkpoint syncs the log before it completes
+t_ok "CHECKPOINT completes (within 60 s)" timeout 60 "$WC_PGBIN/psql" -X -qAt -c "CHECKPOINT"
+read -r redo ckpt <<<"$(wc_psql -F ' ' -c "SELECT redo_lsn, checkpoint_lsn FROM pg_control_checkpoint()")"
+t_ok "the checkpoint's redo point follows the commits" \
+    test "$(wc_psql -c "SELECT '$redo'::pg_lsn >= '$b'::pg_lsn")" = t
+n=$(records "$redo" "$ckpt" SYNC)
+t_ok "the table's log is fsynced while the checkpoint waits: a SYNC between its redo point and its record ($n)" \
+    test "$n" -ge 1
+c=$(lsn)
+t_ok "a second CHECKPOINT with no write since completes" timeout 60 "$WC_PGBIN/psql" -X -qAt -c "CHECKPOINT"
+t_is "$(records "$c" "$(lsn)" SYNC)" 0 "... and syncs nothing"
+
+# --- 4. log_sync = commit
+a=$(lsn)
+commits s 5 commit || t_bail "5 commits with log_sync = commit"
+b=$(lsn)
+t_is "$(records "$a" "$b" SYNC)" 5 "widecol_fdw.log_sync = commit: a SYNC (an fsync) with each of 5 commits"
+
+# --- 5. without the syncer, commits fsync themselves
+old=$(syncer_pid)
+wc_psql -c "SELECT pg_terminate_backend($old)" >/dev/null
+for i in $(seq 1 50); do [ -z "$(syncer_pid)" ] && break; sleep 0.02; done
+if [ -z "$(syncer_pid)" ]; then
+    a=$(lsn)
+    commits g 1 || t_bail "a commit without the syncer"
+    t_is "$(records "$a" "$(lsn)" SYNC)" 1 "with the syncer gone, a commit fsyncs its log itself (a SYNC)"
+else
+    t_diag "the syncer came back before the commit could be made without it"
+    t_ok "with the syncer gone, a commit fsyncs its log itself # SKIP it came back too soon" true
+fi
+t_ok "a CHECKPOINT completes while the syncer is away or restarting" \
+    timeout 60 "$WC_PGBIN/psql" -X -qAt -c "CHECKPOINT"
+for i in $(seq 1 100); do new=$(syncer_pid); [ -n "$new" ] && [ "$new" != "$old" ] && break; sleep 0.1; done
+t_ok "the syncer is started again (pid $old, then ${new:-none})" test -n "$new" -a "$new" != "$old"
+sleep 0.2
+a=$(lsn)
+commits h 3 || t_bail "commits after the syncer's return"
+t_is "$(records "$a" "$(lsn)" SYNC)" 0 "after its return, commits write no SYNC again"
+
+# --- 6. a load with checkpoints, then a crash
+t_twin_create main w h || t_bail "the tables w and h"
+t_twin_load_start main w h ld "$ntx"
+ck=0; ckfail=0
+while t_twin_writers_running; do
+    if timeout 60 "$WC_PGBIN/psql" -X -qAt -c "CHECKPOINT" >/dev/null 2>&1; then
+        ck=$((ck + 1))
+    else
+        ckfail=$((ckfail + 1))
+    fi
+    sleep 0.3
+done
+t_twin_load_wait "the load"
+t_ok "$ck checkpoints beside the load, each completed in time ($ckfail failed)" test "$ckfail" = 0 -a "$ck" -gt 0
+t_twin_compare main w h "before the crash"
+wc_cluster_kill9
+wc_cluster_restart || t_bail "the cluster restarts after kill -9"
+t_twin_compare main w h "after kill -9 and crash recovery"
+t_ok "the syncer runs again after the crash" test -n "$(syncer_pid)"
+t_ok "writes and a checkpoint work after the crash" \
+    wc_psql -c "INSERT INTO t VALUES ('after', 'f', 'q', 1, 'v')" -c "CHECKPOINT"
+
+t_done
