@@ -6,7 +6,10 @@
  *   payload := seq_base: fixed64 | tag: fixed64 | count: varint32 | entry{count}
  *   entry   := type: u8 | fam_len: varint32 | fam | row_len: varint32 | row
  *              | qual_len: varint32 | qual | ts: fixed64 (two's complement)
- *              | val_len: varint32 | val          (val_len and val only for PUT)
+ *              | val_len: varint32 | val          (val_len and val only for PUT
+ *                                                  and DEL_FAMILY_UPTO)
+ * A DEL_FAMILY_UPTO entry (a bounded DEL_FAMILY, cell.h) has an 8-byte value,
+ * its bound; decoded, it is a DEL_FAMILY with that value.
  *
  * A batch holds only the entries, in insertion order, so db.c can write the
  * entries of several batches after one header as they are.  Each entry also
@@ -101,6 +104,8 @@ type_name(uint8_t type)
 			return "DEL_FAMILY";
 		case WC_TYPE_DEL_ALL:
 			return "DEL_ALL";
+		case WC_TYPE_DEL_FAMILY_UPTO:
+			return "DEL_FAMILY_UPTO";
 	}
 	return "unknown";
 }
@@ -328,7 +333,7 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 		return rc;
 	size = 1 + wc_varint_len(fam_len) + fam_len + wc_varint_len(row_len) + row_len +
 		wc_varint_len(qual_len) + qual_len + 8;
-	if (type == WC_TYPE_PUT)
+	if (type == WC_TYPE_PUT || type == WC_TYPE_DEL_FAMILY_UPTO)
 		size += wc_varint_len(val_len) + val_len;
 	if ((rc = reserve(b, size, 1, err)) != WC_OK)
 		return rc;
@@ -340,7 +345,7 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 	p = wc_put_bytes(p, qual, qual_len);
 	wc_put_fixed64(p, (uint64_t) ts);
 	p += 8;
-	if (type == WC_TYPE_PUT)
+	if (type == WC_TYPE_PUT || type == WC_TYPE_DEL_FAMILY_UPTO)
 		p = wc_put_bytes(p, val, val_len);
 	b->len += size;
 
@@ -412,10 +417,46 @@ wc_batch_delete_family(wc_batch *b, const void *fam, size_t fam_len,
 					 INT64_MAX, NULL, 0, err);
 }
 
+/* The value of a bounded family delete; WC_INVALID for a bound that is not a
+ * committed seq. */
+static int
+encode_bound(uint64_t bound, uint8_t *buf, wc_err *err)
+{
+	if (bound >= WC_SEQ_PENDING_BASE)
+		return wc_err_set(err, WC_INVALID,
+						  "family delete bound %llu is not a committed sequence number (they are below %llu)",
+						  (unsigned long long) bound, (unsigned long long) WC_SEQ_PENDING_BASE);
+	wc_put_fixed64(buf, bound);
+	return WC_OK;
+}
+
+int
+wc_batch_delete_family_upto(wc_batch *b, const void *fam, size_t fam_len,
+							const void *row, size_t row_len, uint64_t bound, wc_err *err)
+{
+	uint8_t		val[WC_FAMILY_BOUND_LEN];
+	int			rc;
+
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, NULL, 0, err)) != WC_OK ||
+		(rc = encode_bound(bound, val, err)) != WC_OK)
+		return rc;
+	return add_entry(b, WC_TYPE_DEL_FAMILY_UPTO, fam, fam_len, row, row_len, NULL, 0,
+					 INT64_MAX, val, sizeof(val), err);
+}
+
 int
 wc_batch_delete_row(wc_batch *b, const wc_family_opts *families, int n,
 					const void *row, size_t row_len, wc_err *err)
 {
+	return wc_batch_delete_row_upto(b, families, n, row, row_len, WC_SEQ_MAX, err);
+}
+
+int
+wc_batch_delete_row_upto(wc_batch *b, const wc_family_opts *families, int n,
+						 const void *row, size_t row_len, uint64_t bound, wc_err *err)
+{
+	uint8_t		val[WC_FAMILY_BOUND_LEN];
+	bool		bounded = bound != WC_SEQ_MAX;
 	size_t		mark_len;
 	uint64_t	mark_count;
 	int			rc;
@@ -424,7 +465,8 @@ wc_batch_delete_row(wc_batch *b, const wc_family_opts *families, int n,
 		return wc_err_set(err, WC_INVALID, "no batch given");
 	if (n < 0 || (n > 0 && families == NULL))
 		return wc_err_set(err, WC_INVALID, "invalid family list (%d families)", n);
-	if ((rc = check_row(row, row_len, err)) != WC_OK)
+	if ((rc = check_row(row, row_len, err)) != WC_OK ||
+		(bounded && (rc = encode_bound(bound, val, err)) != WC_OK))
 		return rc;
 	/* all or nothing: check every name before adding any entry */
 	for (int i = 0; i < n; i++)
@@ -440,8 +482,9 @@ wc_batch_delete_row(wc_batch *b, const wc_family_opts *families, int n,
 	mark_count = b->count;
 	for (int i = 0; i < n; i++)
 	{
-		rc = add_entry(b, WC_TYPE_DEL_FAMILY, families[i].name, strlen(families[i].name),
-					   row, row_len, NULL, 0, INT64_MAX, NULL, 0, err);
+		rc = add_entry(b, bounded ? WC_TYPE_DEL_FAMILY_UPTO : WC_TYPE_DEL_FAMILY,
+					   families[i].name, strlen(families[i].name), row, row_len, NULL, 0,
+					   INT64_MAX, bounded ? val : NULL, bounded ? sizeof(val) : 0, err);
 		if (rc != WC_OK)
 		{
 			/* overlays index only in wc_batch_overlay, so none saw these entries */
@@ -562,7 +605,7 @@ decode_entry(const uint8_t *p, const uint8_t *end, wc_batch_entry *e,
 	uint8_t		type = *p++;
 	wc_cell    *c = &e->cell;
 
-	if (type < WC_TYPE_PUT || type > WC_TYPE_DEL_ALL)
+	if (type < WC_TYPE_PUT || type > WC_TYPE_DEL_FAMILY_UPTO)
 	{
 		corrupt(err, pos, "unknown entry type %u", type);
 		return NULL;
@@ -584,6 +627,23 @@ decode_entry(const uint8_t *p, const uint8_t *end, wc_batch_entry *e,
 	if (type == WC_TYPE_PUT &&
 		(p = get_field(p, end, "value", WC_MAX_VALUE, &c->val, &c->val_len, pos, err)) == NULL)
 		return NULL;
+	if (type == WC_TYPE_DEL_FAMILY_UPTO)
+	{
+		if ((p = get_field(p, end, "bound", WC_FAMILY_BOUND_LEN, &c->val, &c->val_len, pos,
+						   err)) == NULL)
+			return NULL;
+		if (c->val_len != WC_FAMILY_BOUND_LEN ||
+			wc_get_fixed64(c->val) >= WC_SEQ_PENDING_BASE)
+		{
+			corrupt(err, pos, "DEL_FAMILY_UPTO entry has a bound of %u bytes%s instead of a committed sequence number",
+					c->val_len, c->val_len == WC_FAMILY_BOUND_LEN ? " above the committed range" : "");
+			return NULL;
+		}
+		/* from here on it is a DEL_FAMILY with a value (cell.h) */
+		type = WC_TYPE_DEL_FAMILY;
+		e->type = type;
+		c->type = type;
+	}
 
 	/* what the encoder guarantees, so that nothing downstream meets a surprise */
 	if (type == WC_TYPE_DEL_ALL)

@@ -17,6 +17,14 @@
  * DEL_FAMILY, ts is stored as INT64_MAX and qual is empty for DEL_FAMILY.
  * DEL_ALL (truncate) exists only in log records and batches; it becomes the
  * store's truncate_seq and never a stored entry.
+ *
+ * A bounded DEL_FAMILY carries a committed seq B as its 8-byte value (fixed64)
+ * and hides only the row's entries in the family with seq <= B (and below its
+ * own seq): a transaction's delete of what its snapshot saw, which must spare
+ * what others commit after that snapshot but before its own commit (which
+ * gives the marker its seq).  A plain DEL_FAMILY has an empty value.  In
+ * batches and logs a bounded one is encoded as type DEL_FAMILY_UPTO (an older
+ * release rejects it); a decoded entry is a DEL_FAMILY with the value.
  */
 #ifndef WC_CELL_H
 #define WC_CELL_H
@@ -31,6 +39,10 @@
 #define WC_TYPE_DEL_COLUMN	3
 #define WC_TYPE_DEL_FAMILY	4
 #define WC_TYPE_DEL_ALL		5
+#define WC_TYPE_DEL_FAMILY_UPTO	6	/* batches and logs only: a bounded DEL_FAMILY */
+
+/* The value of a bounded DEL_FAMILY: the bound, fixed64 (format). */
+#define WC_FAMILY_BOUND_LEN	8
 
 /* Sequence numbers of committed writes are below this; a writer's own pending
  * (uncommitted) entries are numbered from it so they sort as newest. */
@@ -83,6 +95,24 @@ static inline int
 wc_cell_col_scope(const wc_cell *c)
 {
 	return c->type == WC_TYPE_DEL_COLUMN ? 0 : 1;
+}
+
+/*
+ * The highest seq DEL_FAMILY c hides (entries of its row and family with a seq
+ * at most this): its own for a plain one (no other entry has it), its bound for
+ * a bounded one, never above its own.
+ */
+static inline uint64_t
+wc_cell_family_mask(const wc_cell *c)
+{
+	uint64_t	bound;
+
+	if (c->val_len != WC_FAMILY_BOUND_LEN)
+		return c->seq;
+	bound = 0;
+	for (int i = WC_FAMILY_BOUND_LEN - 1; i >= 0; i--)
+		bound = (bound << 8) | c->val[i];
+	return bound < c->seq ? bound : c->seq;
 }
 
 #endif

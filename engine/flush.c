@@ -266,14 +266,15 @@ wc_db_flush_logs(wc_db *db, bool wait, wc_err *err)
 	return WC_OK;
 }
 
-int
-wc_db_flush(wc_db *db, wc_err *err)
+/* wc_db_flush, waiting for other flushers and for commits in flight or not */
+static int
+flush_all(wc_db *db, bool wait, wc_err *err)
 {
 	int			rc;
 
 	if ((rc = wc_db_check_writable(db, "flush", err)) != WC_OK)
 		return rc;
-	if ((rc = wc_db_lock(db, WC_LOCK_FLUSH, true, err)) != WC_OK)
+	if ((rc = wc_db_lock(db, WC_LOCK_FLUSH, wait, err)) != WC_OK)
 		return rc;
 	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
 	{
@@ -290,9 +291,21 @@ wc_db_flush(wc_db *db, wc_err *err)
 	}
 	wc_db_unlock(db, WC_LOCK_WRITE);
 	if (rc == WC_OK)
-		rc = wc_db_flush_logs(db, true, err);
+		rc = wc_db_flush_logs(db, wait, err);
 	wc_db_unlock(db, WC_LOCK_FLUSH);
 	if (rc == WC_OK)
 		rc = wc_db_refresh_full(db, err);
 	return rc;
+}
+
+int
+wc_db_flush(wc_db *db, wc_err *err)
+{
+	return flush_all(db, true, err);
+}
+
+int
+wc_db_flush_nowait(wc_db *db, wc_err *err)
+{
+	return flush_all(db, false, err);
 }

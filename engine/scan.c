@@ -977,6 +977,17 @@ wc_scan_sees_latest(const wc_scan *scan)
 	return scan->nexcl_committed == 0 && scan->db->current == scan->v && !scan->db->dirty;
 }
 
+uint64_t
+wc_scan_visible_bound(const wc_scan *scan)
+{
+	uint64_t	bound = scan->v->snapshot_seq;
+
+	/* excl is sorted by its ranges' starts */
+	if (scan->nexcl > 0 && scan->excl[0].lo <= bound)
+		bound = scan->excl[0].lo > 0 ? scan->excl[0].lo - 1 : 0;
+	return bound;
+}
+
 void
 wc_scan_get_stats(const wc_scan *scan, wc_scan_stats *stats)
 {

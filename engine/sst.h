@@ -51,11 +51,13 @@ typedef struct wc_sst_build_opts
 	int			compression;	/* wc_compression */
 	size_t		block_bytes;	/* 0 = 16 KiB */
 	int			bloom_bits_per_key; /* 0 = 10 */
-	int			version;		/* format version written: 0 = the newest that can
-								 * hold the compression (WC_SST_VERSION for zstd,
-								 * else WC_SST_VERSION_NO_ZSTD, which older builds
-								 * read); 1 (an index without search arrays) for
-								 * tests of old files */
+	int			version;		/* format version written: 0 = the oldest that can
+								 * hold the compression and the entries
+								 * (WC_SST_VERSION for zstd, else
+								 * WC_SST_VERSION_NO_ZSTD, which older builds
+								 * read; WC_SST_VERSION_BOUNDED once a bounded
+								 * DEL_FAMILY is added); 1 (an index without
+								 * search arrays) for tests of old files */
 	int			compression_level;	/* zstd's; 0 = WC_ZSTD_LEVEL_DEFAULT */
 } wc_sst_build_opts;
 
@@ -93,7 +95,9 @@ typedef struct wc_sst wc_sst;
  * fixed32, crc32c fixed32 (over the stored bytes and the first 5 trailer bytes).
  */
 #define WC_SST_MAGIC			UINT64_C(0x57c0ff5e5a5d7e11)
-#define WC_SST_VERSION			3	/* the newest read: version 2 + zstd blocks */
+#define WC_SST_VERSION			3	/* version 2 + zstd blocks */
+#define WC_SST_VERSION_BOUNDED	4	/* version 3 + bounded DEL_FAMILY entries (cell.h) */
+#define WC_SST_VERSION_NEWEST	4	/* the newest read */
 #define WC_SST_VERSION_NO_ZSTD	2	/* written when no block can be zstd */
 #define WC_SST_VERSION_OLDEST	1
 #define WC_SST_FOOTER_SIZE		64

@@ -57,6 +57,7 @@ struct wc_sst_builder
 								 * offset and length (fixed32 each), for the search
 								 * arrays */
 	int			version;		/* of the format written */
+	bool		version_fixed;	/* asked for by the caller: never raised */
 
 	/* the last entry added: ordering, distinct rows and index keys */
 	bbuf		last_row;
@@ -306,6 +307,7 @@ wc_sst_builder_new(const char *dir, const char *name, const wc_sst_build_opts *o
 	 * Files without zstd blocks stay at version 2, which builds before zstd
 	 * read: a store that never asks for zstd can still be opened by them.
 	 */
+	b->version_fixed = opts->version != 0;
 	if (opts->version)
 		b->version = opts->version;
 	else
@@ -339,6 +341,23 @@ wc_sst_builder_add(wc_sst_builder *b, const wc_cell *c)
 	if (c->type < WC_TYPE_PUT || c->type > WC_TYPE_DEL_FAMILY)
 		return wc_err_set(&b->err, WC_INVALID, "entry of type %d cannot be stored in sorted file \"%s\"",
 						  c->type, b->file.name);
+	if (c->type == WC_TYPE_DEL_FAMILY && c->val_len != 0)
+	{
+		/* a bounded DEL_FAMILY: version 4 on, which older builds refuse whole
+		 * (they would take it for a plain one and hide too much) */
+		if (c->val_len != WC_FAMILY_BOUND_LEN)
+			return wc_err_set(&b->err, WC_INVALID,
+							  "DEL_FAMILY entry with a value of %u bytes cannot be stored in sorted file \"%s\" (a bound has %d)",
+							  c->val_len, b->file.name, WC_FAMILY_BOUND_LEN);
+		if (b->version < WC_SST_VERSION_BOUNDED)
+		{
+			if (b->version_fixed)
+				return wc_err_set(&b->err, WC_INVALID,
+								  "sorted file \"%s\" of format version %d cannot hold a bounded DEL_FAMILY entry",
+								  b->file.name, b->version);
+			b->version = WC_SST_VERSION_BOUNDED;
+		}
+	}
 	if (p->cells == 0)
 		new_row = true;
 	else

@@ -639,9 +639,9 @@ sst_load(wc_sst *s, wc_err *err)
 						  "footer checksum mismatch in %s at offset %llu: stored 0x%08x, computed 0x%08x",
 						  fname, (unsigned long long) foot_off, stored_crc, crc);
 	version = wc_get_fixed32(footer + 48);
-	if (version < WC_SST_VERSION_OLDEST || version > WC_SST_VERSION)
+	if (version < WC_SST_VERSION_OLDEST || version > WC_SST_VERSION_NEWEST)
 		return wc_err_set(err, WC_CORRUPT, "unsupported format version %u in %s (this engine reads %d to %d)",
-						  version, fname, WC_SST_VERSION_OLDEST, WC_SST_VERSION);
+						  version, fname, WC_SST_VERSION_OLDEST, WC_SST_VERSION_NEWEST);
 	s->version = version;
 	filter_off = wc_get_fixed64(footer);
 	filter_size = wc_get_fixed64(footer + 8);
@@ -1200,6 +1200,12 @@ wc_sst_verify(wc_sst *s, wc_err *err)
 			got.distinct_rows += new_row;
 			got.raw_bytes += (uint64_t) c->row_len + c->qual_len + c->val_len + 16;
 			got.tombstones += c->type != WC_TYPE_PUT;
+			if (c->type == WC_TYPE_DEL_FAMILY && c->val_len != 0 &&
+				(c->val_len != WC_FAMILY_BOUND_LEN || s->version < WC_SST_VERSION_BOUNDED))
+			{
+				rc = verify_fail(s, "DEL_FAMILY entry with a value that is not a bound of a version 4 file", err);
+				break;
+			}
 			if (c->type == WC_TYPE_DEL_COLUMN || c->type == WC_TYPE_DEL_FAMILY)
 				got.range_tombstones++;
 			else

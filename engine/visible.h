@@ -14,7 +14,8 @@
  *     pend_max.  An entry that does not exist takes no part in anything below.
  *     (wc_vis_seq_exists alone decides this.)
  *   - masking: a DEL_FAMILY of the row and a DEL_COLUMN of the column hide entries
- *     with a lower seq; of the entries of one timestamp only the one with the highest
+ *     with a lower seq (a bounded DEL_FAMILY: with a seq up to its bound, cell.h);
+ *     of the entries of one timestamp only the one with the highest
  *     seq counts (so a DEL_VERSION hides older writes of its timestamp, and a put
  *     written after a delete is visible: deletes are ordered by seq, not by ts).
  *   - max_versions: the newest N timestamps of a column that survive masking hold a
@@ -136,7 +137,7 @@ typedef struct wc_vis
 	size_t		row_len,
 				row_cap;
 	bool		have_row;
-	uint64_t	fam_tomb;		/* highest DEL_FAMILY seq of the row, or 0 */
+	uint64_t	fam_tomb;		/* highest seq a DEL_FAMILY of the row hides, or 0 */
 
 	/* the column */
 	uint8_t    *qual;
@@ -284,8 +285,11 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 	}
 	if (c->type == WC_TYPE_DEL_FAMILY)
 	{
-		if (c->seq > vis->fam_tomb)
-			vis->fam_tomb = c->seq;
+		/* a bounded one hides what its bound covers (cell.h) */
+		uint64_t	hides = wc_cell_family_mask(c);
+
+		if (hides > vis->fam_tomb)
+			vis->fam_tomb = hides;
 		return WC_VIS_SKIP;
 	}
 	if (!vis->have_col || wc_row_cmp(c->qual, c->qual_len, vis->qual, vis->qual_len) != 0)

@@ -305,6 +305,22 @@ int			wc_batch_delete_family(wc_batch *b, const void *fam, size_t fam_len,
 /* Deletes the row in every family named in families[0..n-1]. */
 int			wc_batch_delete_row(wc_batch *b, const wc_family_opts *families, int n,
 								const void *row, size_t row_len, wc_err *err);
+/*
+ * Bounded family deletes: hide the row's entries in the family (every family of
+ * families[0..n-1]) whose seq is at most bound, a committed seq (below
+ * WC_SEQ_PENDING_BASE; WC_INVALID otherwise), and spare later ones, also those
+ * committed before this batch is written.  A transaction deleting what its
+ * snapshot saw passes wc_scan_visible_bound of a scan under that snapshot.  The
+ * batch's own entries and other pending ones are never hidden (their seqs come at
+ * commit).  wc_batch_delete_row_upto with WC_SEQ_MAX is wc_batch_delete_row.
+ * Stored files holding one are of format version 4 (FORMAT.md).
+ */
+int			wc_batch_delete_family_upto(wc_batch *b, const void *fam, size_t fam_len,
+										const void *row, size_t row_len, uint64_t bound,
+										wc_err *err);
+int			wc_batch_delete_row_upto(wc_batch *b, const wc_family_opts *families, int n,
+									 const void *row, size_t row_len, uint64_t bound,
+									 wc_err *err);
 /* Everything written before this entry (in the store and earlier in the batch) is gone. */
 int			wc_batch_truncate(wc_batch *b, wc_err *err);
 
@@ -473,6 +489,17 @@ int			wc_scan_reset(wc_scan *scan, const wc_key_range *ranges, int nranges, wc_e
  */
 bool		wc_scan_sees_latest(const wc_scan *scan);
 
+/*
+ * The highest committed seq up to which the scan's view holds no write it does not
+ * see (none in progress when it opened, none its snapshot excludes): every entry
+ * at or below it that exists is one the scan sees, or would see but for its
+ * filters and retention.  A bounded family delete (wc_batch_delete_family_upto)
+ * with this bound therefore removes only what this scan's snapshot sees; a version
+ * the scan returned with a higher seq (a pending write, or a committed one above
+ * an excluded one) needs a delete of its own.
+ */
+uint64_t	wc_scan_visible_bound(const wc_scan *scan);
+
 void		wc_scan_get_stats(const wc_scan *scan, wc_scan_stats *stats);
 void		wc_scan_close(wc_scan *scan);
 
@@ -485,6 +512,14 @@ void		wc_scan_close(wc_scan *scan);
  * (WC_TXN_PREPARED): the logs from that one on stay until it ends.
  */
 int			wc_db_flush(wc_db *db, wc_err *err);
+
+/*
+ * As wc_db_flush, but it never waits: WC_BUSY at once when another process is
+ * flushing or a transaction written to the logs is still in progress (the logs
+ * before it are flushed; the rest waits for a later flush).  For work that must
+ * not stall, such as the flush a session runs right after its commit.
+ */
+int			wc_db_flush_nowait(wc_db *db, wc_err *err);
 
 /* Major compaction: one sorted file per family, retention applied, tombstones dropped. */
 int			wc_db_compact(wc_db *db, wc_err *err);

@@ -692,12 +692,7 @@ widecolExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs)
 	foreach(lc, rels)
 	{
 		Relation	rel = lfirst(lc);
-		WcFdwStore *store = wcfdw_store_get(rel);
-		wc_err		err;
-		int			rc;
 
-		wc_err_clear(&err);
-		rc = wc_batch_truncate(wcfdw_store_write_batch(store, GetCurrentCommandId(true)), &err);
-		wcfdw_check(rc, &err, "truncate the", RelationGetRelationName(rel));
+		wcfdw_store_truncate(wcfdw_store_get(rel), GetCurrentCommandId(true));
 	}
 }

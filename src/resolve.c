@@ -33,8 +33,8 @@
  * wcfdw_resolve_xid
  *		What became of the transaction whose FullTransactionId is tag
  *
- * As the heap does for xmin: our own and running transactions are in
- * progress, then the commit log decides.  A tag the clog can no longer answer
+ * As the heap does for xmin: our own (until its commit is recorded) and
+ * running transactions are in progress, then the commit log decides.  A tag the clog can no longer answer
  * for (older than oldestClogXid) belonged to a transaction that finished long
  * ago; only a crash between our pre-commit write and the commit record makes
  * such a record aborted, so it is taken as committed.  A tag from the future
@@ -56,8 +56,13 @@ wcfdw_resolve_xid(uint64 tag)
 			? WC_TXN_COMMITTED : WC_TXN_ABORTED;
 	if (TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid))
 		return WC_TXN_COMMITTED;
+	/*
+	 * Ours is in progress until its commit record is in the clog; the flush a
+	 * TRUNCATE runs after its commit (store.c) asks while the transaction is
+	 * still our current one.
+	 */
 	if (TransactionIdIsCurrentTransactionId(xid))
-		return WC_TXN_IN_PROGRESS;
+		return TransactionIdDidCommit(xid) ? WC_TXN_COMMITTED : WC_TXN_IN_PROGRESS;
 	if (TransactionIdIsInProgress(xid))
 	{
 		/*

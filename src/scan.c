@@ -561,22 +561,40 @@ wcfdw_row_hash(const wc_cell_view *c)
  * needless wait, never a missed one.  NOWAIT: 55P03, as for a heap row.
  */
 static bool
-wcfdw_acquire_row_lock(WcFdwScanState *ss, uint64 h)
+wcfdw_row_lock_acquire(WcFdwStore *store, Relation rel, uint64 h, LOCKMODE mode,
+					   LockWaitPolicy wait)
 {
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_TUPLE(tag, MyDatabaseId, ss->store->relid, (BlockNumber) h,
+	SET_LOCKTAG_TUPLE(tag, MyDatabaseId, store->relid, (BlockNumber) h,
 					  (OffsetNumber) (h >> 32));
-	if (LockAcquire(&tag, ss->lockmode, false,
-					ss->waitpolicy != LockWaitBlock) != LOCKACQUIRE_NOT_AVAIL)
+	if (LockAcquire(&tag, mode, false, wait != LockWaitBlock) != LOCKACQUIRE_NOT_AVAIL)
 		return true;
-	if (ss->waitpolicy == LockWaitSkip)
+	if (wait == LockWaitSkip)
 		return false;
 	ereport(ERROR,
 			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 			 errmsg("could not obtain lock on row in relation \"%s\"",
-					RelationGetRelationName(ss->rel))));
+					RelationGetRelationName(rel))));
 	return false;				/* keep the compiler quiet */
+}
+
+static bool
+wcfdw_acquire_row_lock(WcFdwScanState *ss, uint64 h)
+{
+	return wcfdw_row_lock_acquire(ss->store, ss->rel, h, ss->lockmode, ss->waitpolicy);
+}
+
+/*
+ * wcfdw_lock_cell
+ *		Takes the row lock of a tall table's cell version c, as a scan that
+ *		locks its rows does (direct.c's DELETE); false if SKIP LOCKED skips it
+ */
+bool
+wcfdw_lock_cell(WcFdwStore *store, Relation rel, const wc_cell_view *c, LOCKMODE mode,
+				LockWaitPolicy wait)
+{
+	return wcfdw_row_lock_acquire(store, rel, wcfdw_row_hash(c), mode, wait);
 }
 
 typedef enum WcFdwLockResult
@@ -1083,9 +1101,13 @@ wcfdw_explain_node(StringInfo buf, ExplainState *es, List *condinfo, List *exprs
 	appendStringInfoChar(buf, ')');
 }
 
-static void
-wcfdw_explain_field(ForeignScanState *node, ExplainState *es, WcFdwField field,
-					const char *label)
+/*
+ * wcfdw_explain_conds
+ *		The plan's pushed conditions on field as EXPLAIN shows them ("= 'x'
+ *		AND ..."), NULL if none
+ */
+char *
+wcfdw_explain_conds(ForeignScanState *node, ExplainState *es, WcFdwField field)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	List	   *condinfo = list_nth(plan->fdw_private, WCFDW_PRIV_CONDS);
@@ -1109,8 +1131,17 @@ wcfdw_explain_field(ForeignScanState *node, ExplainState *es, WcFdwField field,
 			appendStringInfoString(&buf, " AND ");
 		appendStringInfoString(&buf, one.data);
 	}
-	if (buf.len > 0)
-		ExplainPropertyText(label, buf.data, es);
+	return buf.len > 0 ? buf.data : NULL;
+}
+
+static void
+wcfdw_explain_field(ForeignScanState *node, ExplainState *es, WcFdwField field,
+					const char *label)
+{
+	char	   *conds = wcfdw_explain_conds(node, es, field);
+
+	if (conds != NULL)
+		ExplainPropertyText(label, conds, es);
 }
 
 void

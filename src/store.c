@@ -632,8 +632,31 @@ wcfdw_store_write_batch(WcFdwStore *s, CommandId cid)
 	s->pending[s->npending].batch = b;
 	s->pending[s->npending].level = level;
 	s->pending[s->npending].cid = cid;
+	s->pending[s->npending].truncates = false;
 	s->npending++;
 	return b;
+}
+
+/*
+ * wcfdw_store_truncate
+ *		TRUNCATE of the store by command cid: a truncate entry in its batch,
+ *		which is marked so that the commit gives the space back at once
+ *
+ * The mark lives on the batch, not on the store: a rollback to a savepoint
+ * that discards the batch forgets it too.
+ */
+void
+wcfdw_store_truncate(WcFdwStore *s, CommandId cid)
+{
+	wc_batch   *b = wcfdw_store_write_batch(s, cid);
+	wc_err		err;
+	int			rc;
+
+	wc_err_clear(&err);
+	rc = wc_batch_truncate(b, &err);
+	wcfdw_check(rc, &err, "truncate the", s->relname);
+	Assert(s->npending > 0 && s->pending[s->npending - 1].batch == b);
+	s->pending[s->npending - 1].truncates = true;
 }
 
 /*
@@ -827,6 +850,7 @@ wcfdw_pre_commit(bool prepare)
 	WcFdwStore *s;
 	ListCell   *lc;
 	bool		xid_logged = false;
+	bool		truncates;
 
 	/* a table created and dropped (or rolled back to before it) in this xact */
 	foreach(lc, wcfdw_creates)
@@ -857,9 +881,13 @@ wcfdw_pre_commit(bool prepare)
 		if (s->npending == 0 || wcfdw_is_dropped(s->relid))
 			continue;
 		batches = palloc(sizeof(wc_batch *) * s->npending);
+		truncates = false;
 		for (i = 0; i < s->npending; i++)
+		{
 			if (wc_batch_count(s->pending[i].batch) > 0)
 				batches[n++] = s->pending[i].batch;
+			truncates |= s->pending[i].truncates;
+		}
 		if (n == 0)
 			continue;
 		if (s->db == NULL)
@@ -902,6 +930,70 @@ wcfdw_pre_commit(bool prepare)
 			wcfdw_engine_error(ERROR, rc, &err, "write to", s->relname ? s->relname : "?");
 		}
 		s->needs_maintain = true;
+		/* a prepared TRUNCATE may still be rolled back: nothing to give back yet */
+		s->flush_at_commit = truncates && !prepare;
+	}
+}
+
+/*
+ * wcfdw_flush_truncated
+ *		After the commit: flushes the stores this transaction truncated, so
+ *		that the sorted files and logs wholly below the truncate point are
+ *		removed now rather than at the next flush (engine/flush.c)
+ *
+ * The transaction has committed, so nothing here may raise an ERROR: a
+ * failure is a WARNING and the space comes back at a later flush.  Nor may it
+ * wait: WC_BUSY (another session flushing, or another transaction between its
+ * log write and its commit, which with a synchronous standby lasts until the
+ * standby answers) and WC_HELD (a prepared transaction in a log) are left for
+ * later quietly.  A
+ * logged store's flush goes to the WAL through its on_change callback as
+ * widecol_flush()'s does.
+ */
+static void
+wcfdw_flush_truncated(void)
+{
+	HASH_SEQ_STATUS seq;
+	WcFdwStore *s;
+
+	if (wcfdw_stores == NULL)
+		return;
+	hash_seq_init(&seq, wcfdw_stores);
+	while ((s = hash_seq_search(&seq)) != NULL)
+	{
+		MemoryContext oldcxt = CurrentMemoryContext;
+
+		if (!s->flush_at_commit)
+			continue;
+		s->flush_at_commit = false;
+		if (s->db == NULL || s->read_only || s->failed)
+			continue;
+		PG_TRY();
+		{
+			wc_err		err;
+			int			rc;
+
+			/* never stall a commit: another flusher or a commit in flight
+			 * (a synchronous standby's wait) leaves it for later */
+			wc_err_clear(&err);
+			rc = wc_db_flush_nowait(s->db, &err);
+			if (rc < 0 && rc != WC_BUSY && rc != WC_HELD)
+				wcfdw_engine_error(WARNING, rc, &err, "flush the truncated", s->relname);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(oldcxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			ereport(WARNING,
+					(errmsg("could not flush the truncated store of foreign table \"%s\"",
+							s->relname),
+					 errdetail_internal("%s", edata->message)));
+			FreeErrorData(edata);
+		}
+		PG_END_TRY();
 	}
 }
 
@@ -963,7 +1055,7 @@ wcfdw_trim_stores(void)
  *		the transaction's outcome condemns
  */
 static void
-wcfdw_end_of_xact(bool commit)
+wcfdw_end_of_xact(bool commit, bool prepare)
 {
 	ListCell   *lc;
 
@@ -977,8 +1069,14 @@ wcfdw_end_of_xact(bool commit)
 
 		hash_seq_init(&seq, wcfdw_stores);
 		while ((s = hash_seq_search(&seq)) != NULL)
+		{
 			wcfdw_discard_pending(s, 0);
+			if (!commit || prepare)
+				s->flush_at_commit = false;
+		}
 	}
+	if (commit && !prepare)
+		wcfdw_flush_truncated();
 
 	if (commit)
 	{
@@ -1026,12 +1124,14 @@ wcfdw_xact_cb(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
+			wcfdw_end_of_xact(true, false);
+			break;
 		case XACT_EVENT_PREPARE:
-			wcfdw_end_of_xact(true);
+			wcfdw_end_of_xact(true, true);
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			wcfdw_end_of_xact(false);
+			wcfdw_end_of_xact(false, false);
 			break;
 		default:
 			break;

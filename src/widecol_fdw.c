@@ -678,6 +678,11 @@ widecol_fdw_handler(PG_FUNCTION_ARGS)
 	r->BeginForeignInsert = widecolBeginForeignInsert;
 	r->EndForeignInsert = widecolEndForeignInsert;
 	r->ExecForeignTruncate = widecolExecForeignTruncate;
+	r->PlanDirectModify = widecolPlanDirectModify;
+	r->BeginDirectModify = widecolBeginDirectModify;
+	r->IterateDirectModify = widecolIterateDirectModify;
+	r->EndDirectModify = widecolEndDirectModify;
+	r->ExplainDirectModify = widecolExplainDirectModify;
 
 	r->ImportForeignSchema = widecolImportForeignSchema;
 

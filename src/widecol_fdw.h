@@ -16,6 +16,8 @@
  *		keys.c			those quals evaluated -> ranges, families, qualifiers, time
  *		scan.c			executor scan callbacks, EXPLAIN, ANALYZE sampling
  *		modify.c		INSERT/UPDATE/DELETE/COPY/TRUNCATE callbacks
+ *		direct.c		DELETE of whole rows or families by direct
+ *						modification: one bounded marker per family
  *		store.c			per-backend cache of open stores and their pending
  *						writes; the transaction callbacks that write them at
  *						commit or discard them, and remove store directories
@@ -45,7 +47,9 @@
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
 #include "nodes/execnodes.h"
+#include "nodes/lockoptions.h"
 #include "nodes/pathnodes.h"
+#include "storage/lockdefs.h"
 #include "utils/relcache.h"
 #include <sys/types.h>
 
@@ -233,6 +237,7 @@ typedef struct WcFdwPendingBatch
 	wc_batch   *batch;
 	int			level;			/* subtransaction nesting level that wrote it */
 	CommandId	cid;			/* command that wrote it */
+	bool		truncates;		/* holds a TRUNCATE: flush at commit */
 } WcFdwPendingBatch;
 
 typedef struct WcFdwStore
@@ -250,6 +255,7 @@ typedef struct WcFdwStore
 	bool		doomed;			/* dropped: destroy when the last scan closes */
 	int			nscans;			/* open wc_scan handles */
 	bool		needs_maintain; /* we committed writes: run wc_db_maintain */
+	bool		flush_at_commit;	/* we wrote a TRUNCATE: flush once committed */
 	uint64		last_used;		/* wcfdw_xact_count when last used */
 	bool		logged;			/* its changes go to the WAL (wal.c) */
 	bool		read_only;		/* opened read only: in recovery, or a logged
@@ -272,6 +278,7 @@ extern void wcfdw_store_scan_closed(WcFdwStore *store);
 
 /* the transaction's writes, committed or discarded by store.c's callbacks */
 extern wc_batch *wcfdw_store_write_batch(WcFdwStore *store, CommandId cid);
+extern void wcfdw_store_truncate(WcFdwStore *store, CommandId cid);
 extern wc_batch **wcfdw_store_visible_batches(WcFdwStore *store, CommandId curcid, int *n);
 extern void wcfdw_store_drop_at_commit(Oid relid, const char *path);
 
@@ -364,8 +371,10 @@ enum WcFdwScanPrivate
 								 * statement's target (UPDATE, DELETE) */
 	WCFDW_PRIV_WIDE,			/* integer list: 1 if a condition needs one of
 								 * the needed cell columns non-NULL (wide.c) */
-	WCFDW_PRIV_REVERSE			/* integer list: 1 for a reversed scan (rowkeys
+	WCFDW_PRIV_REVERSE,			/* integer list: 1 for a reversed scan (rowkeys
 								 * descending) */
+	WCFDW_PRIV_DIRECT			/* a direct DELETE (direct.c) only: integer list,
+								 * 1 if it counts in es_processed (canSetTag) */
 };
 
 /* wide.c */
@@ -422,6 +431,17 @@ extern void widecolInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *
 extern bool widecolAnalyzeForeignTable(Relation relation,
 									   AcquireSampleRowsFunc *func,
 									   BlockNumber *totalpages);
+extern bool wcfdw_lock_cell(WcFdwStore *store, Relation rel, const wc_cell_view *c,
+							LOCKMODE mode, LockWaitPolicy wait);
+extern char *wcfdw_explain_conds(ForeignScanState *node, ExplainState *es, WcFdwField field);
+
+/* direct.c: DELETE of whole rows or families as one marker each */
+extern bool widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan,
+									Index resultRelation, int subplan_index);
+extern void widecolBeginDirectModify(ForeignScanState *node, int eflags);
+extern TupleTableSlot *widecolIterateDirectModify(ForeignScanState *node);
+extern void widecolEndDirectModify(ForeignScanState *node);
+extern void widecolExplainDirectModify(ForeignScanState *node, ExplainState *es);
 
 /* modify.c */
 extern int	widecolIsForeignRelUpdatable(Relation rel);

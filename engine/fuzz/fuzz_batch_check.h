@@ -13,6 +13,7 @@
 #define WC_FUZZ_BATCH_CHECK_H
 
 #include "batch.h"
+#include "coding.h"
 #include "fuzz_common.h"
 
 static bool
@@ -31,7 +32,8 @@ entries_equal(const wc_batch_entry *a, const wc_batch_entry *b)
 		(x->row_len && memcmp(x->row, y->row, x->row_len) != 0) ||
 		(x->qual_len && memcmp(x->qual, y->qual, x->qual_len) != 0))
 		return false;
-	if (a->type == WC_TYPE_PUT &&
+	/* a bounded DEL_FAMILY carries its bound as the value */
+	if ((a->type == WC_TYPE_PUT || a->type == WC_TYPE_DEL_FAMILY) &&
 		(x->val_len != y->val_len || (x->val_len && memcmp(x->val, y->val, x->val_len) != 0)))
 		return false;
 	return true;
@@ -55,6 +57,9 @@ add_again(wc_batch *b, const wc_batch_entry *e, wc_err *err)
 			return wc_batch_delete_column(b, e->fam, e->fam_len, c->row, c->row_len,
 										  c->qual, c->qual_len, err);
 		case WC_TYPE_DEL_FAMILY:
+			if (c->val_len == WC_FAMILY_BOUND_LEN)
+				return wc_batch_delete_family_upto(b, e->fam, e->fam_len, c->row, c->row_len,
+												   wc_get_fixed64(c->val), err);
 			return wc_batch_delete_family(b, e->fam, e->fam_len, c->row, c->row_len, err);
 		case WC_TYPE_DEL_ALL:
 			return wc_batch_truncate(b, err);

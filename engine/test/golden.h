@@ -250,6 +250,37 @@ static const golden_cell golden_batch_store[] GOLDEN_UNUSED = {
 	{PUT, GB("data"), GB("user:2000"), GB("body"), 20, 0, NULL, 300, GOLDEN_ASCENDING},
 };
 
+/*
+ * store-bounded/000003.sst: format version 4, family "data", level 0, lz4, 512-byte
+ * blocks: bounded DEL_FAMILY entries (value: the bound, fixed64) beside a plain one.
+ * user:0001's marker (seq 900) hides its entries up to seq 850; user:0002 has a plain
+ * marker (seq 950) and a bounded one (seq 940, bound 930).
+ */
+#define BOUND(b)	b, 8, GOLDEN_LITERAL
+static const golden_cell golden_sst_v4[] GOLDEN_UNUSED = {
+	{DELF, NOFAM, GB("user:0001"), GB(""), TSMAX, 900, BOUND("\x52\x03\x00\x00\x00\x00\x00\x00")},
+	{PUT, NOFAM, GB("user:0001"), GB("a"), 5, 901, GB("new"), 0},
+	{PUT, NOFAM, GB("user:0001"), GB("a"), 4, 800, GB("old"), 0},
+	{PUT, NOFAM, GB("user:0001"), GB("b"), 1, 860, GB("kept"), 0},
+	{DELF, NOFAM, GB("user:0002"), GB(""), TSMAX, 950, NOVAL},
+	{DELF, NOFAM, GB("user:0002"), GB(""), TSMAX, 940, BOUND("\xa2\x03\x00\x00\x00\x00\x00\x00")},
+	{PUT, NOFAM, GB("user:0002"), GB("b"), 3, 945, GB("hidden by the plain marker"), 0},
+	{PUT, NOFAM, GB("user:0003"), GB("c"), 1, 10, GB("plain"), 0},
+};
+
+/*
+ * The batch in store-bounded/000002.log, numbered from 1000: a put, a bounded
+ * DEL_FAMILY_UPTO of its row up to it (seq 1000), a put after it, and one of
+ * user:0001 up to seq 870.  Reading the store: user:0001/data:a@5 and
+ * user:0003/data:d@1.
+ */
+static const golden_cell golden_batch_bounded[] GOLDEN_UNUSED = {
+	{PUT, GB("data"), GB("user:0003"), GB("c"), 2, 0, GB("log"), 0},
+	{DELF, GB("data"), GB("user:0003"), GB(""), TSMAX, 0, BOUND("\xe8\x03\x00\x00\x00\x00\x00\x00")},
+	{PUT, GB("data"), GB("user:0003"), GB("d"), 1, 0, GB("after"), 0},
+	{DELF, GB("data"), GB("user:0001"), GB(""), TSMAX, 0, BOUND("\x66\x03\x00\x00\x00\x00\x00\x00")},
+};
+
 /* A record of a golden log. */
 #define GOLDEN_BATCH	1
 #define GOLDEN_INGEST	2
@@ -285,6 +316,11 @@ static const golden_record golden_log_v2[] GOLDEN_UNUSED = {
 	{GOLDEN_BATCH, 1013, UINT64_C(0x0000000100000abc), golden_batch_b, GOLDEN_NELEM(golden_batch_b), NULL, 0},
 	{GOLDEN_INGEST, 1024, UINT64_C(0x0000000100000abd), NULL, 500, golden_ingest_files, 2},
 	{GOLDEN_MARKER, 0, 0, NULL, 0, NULL, 0},
+};
+
+/* store-bounded/000002.log, format version 2: its batch, the log still active. */
+static const golden_record golden_log_bounded[] GOLDEN_UNUSED = {
+	{GOLDEN_BATCH, 1000, 0, golden_batch_bounded, GOLDEN_NELEM(golden_batch_bounded), NULL, 0},
 };
 
 /* store-zstd/000002.log, format version 2: the store's batch, the log still active. */
@@ -370,6 +406,10 @@ static const golden_block golden_sst_v3_blocks[] GOLDEN_UNUSED = {
 	{1053, 86, 0},				/* 86 bytes, 1 restart point */
 };
 
+static const golden_block golden_sst_v4_blocks[] GOLDEN_UNUSED = {
+	{0, 174, 1},				/* 207 bytes, 1 restart point */
+};
+
 /* The properties of the two files (also in the MANIFEST), and of the zstd store's file */
 #define GOLDEN_PROPS_11 {"meta", 1, 31, 6, 4, 9, 1388, 1578, 4, INT64_MIN, INT64_MAX - 1, \
 	1, UINT64_C(4611686018427387903), GB("\x00"), GB("\xff\xff\xff")}
@@ -377,6 +417,8 @@ static const golden_block golden_sst_v3_blocks[] GOLDEN_UNUSED = {
 	49, 999, GB("user:000000001a"), GB("user:1999")}
 #define GOLDEN_PROPS_STORE_3 {"data", 0, 42, 3, 2, 8, 2057, 1444, 3, -100, 12, \
 	49, 999, GB("user:000000001a"), GB("user:1999")}
+#define GOLDEN_PROPS_BOUNDED_3 {"data", 0, 8, 3, 3, 3, 262, 381, 1, 1, 5, \
+	10, 950, GB("user:0001"), GB("user:0003")}
 
 static const golden_sst golden_ssts[] GOLDEN_UNUSED = {
 	{"000011.sst", 1, 1578, 0x5CE12F81, golden_sst_v1, GOLDEN_NELEM(golden_sst_v1),
@@ -385,6 +427,8 @@ static const golden_sst golden_ssts[] GOLDEN_UNUSED = {
 	golden_sst_v2_blocks, GOLDEN_NELEM(golden_sst_v2_blocks), GOLDEN_PROPS_12},
 	{"store-zstd/000003.sst", 3, 1444, 0xF011DD68, golden_sst_v2, GOLDEN_NELEM(golden_sst_v2),
 	golden_sst_v3_blocks, GOLDEN_NELEM(golden_sst_v3_blocks), GOLDEN_PROPS_STORE_3},
+	{"store-bounded/000003.sst", 4, 381, 0x8D466963, golden_sst_v4, GOLDEN_NELEM(golden_sst_v4),
+	golden_sst_v4_blocks, GOLDEN_NELEM(golden_sst_v4_blocks), GOLDEN_PROPS_BOUNDED_3},
 };
 
 /* The logs: name, number, format version, size, CRC-32C, records and their ends. */
@@ -407,6 +451,8 @@ static const golden_log golden_logs[] GOLDEN_UNUSED = {
 	{751, 1145, 1200, 1226}},
 	{"store-zstd/000002.log", 2, 2, 459, 0xC70C1660, golden_log_store, GOLDEN_NELEM(golden_log_store),
 	{459}},
+	{"store-bounded/000002.log", 2, 2, 188, 0x8351A300, golden_log_bounded,
+	GOLDEN_NELEM(golden_log_bounded), {188}},
 };
 
 /* MANIFEST: its size and checksum, the header fields, the logs and the files. */

@@ -3,7 +3,8 @@
  *
  *   make_golden DIR WHAT...
  *
- * WHAT is sst-v1, sst-v2, manifest, log-v2 or store-zstd for a build against this tree
+ * WHAT is sst-v1, sst-v2, manifest, log-v2, store-zstd or store-bounded for a build against
+ * this tree
  * (make -C engine build/test/make_golden), and sst-v1 or log-v1 for a build with
  * -DGOLDEN_OLD_TREE against the engine of an older commit whose writers wrote
  * format version 1 by default (the README says which and how).  The contents come
@@ -246,6 +247,14 @@ append_record(wc_file *f, const golden_record *r, uint64_t *end)
 												g->qual, g->qual_len, &err);
 					break;
 				case WC_TYPE_DEL_FAMILY:
+#ifndef GOLDEN_OLD_TREE
+					if (g->val_len == WC_FAMILY_BOUND_LEN)
+					{
+						rc = wc_batch_delete_family_upto(b, g->fam, g->fam_len, g->row,
+														 g->row_len, wc_get_fixed64(val), &err);
+						break;
+					}
+#endif
 					rc = wc_batch_delete_family(b, g->fam, g->fam_len, g->row, g->row_len, &err);
 					break;
 				default:
@@ -356,6 +365,52 @@ write_store_zstd(const char *dir)
 	return 0;
 }
 
+/*
+ * store-bounded/: a store whose sorted file 000003.sst (format version 4) and log
+ * 000002.log hold bounded DEL_FAMILY entries beside plain ones, and a MANIFEST
+ * naming both (format version 1).
+ */
+static int
+write_store_bounded(const char *dir)
+{
+	char		sub[4096];
+	wc_manifest m;
+	wc_err		err;
+	uint64_t	logs[1] = {2};
+	wc_sst	   *s;
+	int			rc;
+
+	snprintf(sub, sizeof(sub), "%s/store-bounded", dir);
+	if (mkdir(sub, 0777) != 0)
+	{
+		fprintf(stderr, "make_golden: cannot create %s (remove it first to remake it)\n", sub);
+		return 1;
+	}
+	if (write_sst(dir, &golden_ssts[3], WC_COMPRESS_LZ4, 512) != 0 ||
+		write_log(dir, &golden_logs[3]) != 0)
+		return 1;
+	memset(&m, 0, sizeof(m));
+	wc_err_clear(&err);
+	m.version = 1;
+	m.next_file = 4;
+	m.last_seq = 999;
+	m.logs = logs;
+	m.nlogs = 1;
+	if (wc_sst_open(sub, "000003.sst", &s, &err) != WC_OK)
+		return fail("000003.sst", &err);
+	rc = wc_manifest_add_file(&m, 3, wc_sst_get_props(s), &err);
+	wc_sst_unref(s);
+	if (rc == WC_OK)
+		rc = wc_manifest_write(sub, &m, &err);
+	m.logs = NULL;
+	m.nlogs = 0;
+	wc_manifest_clear(&m);
+	if (rc != WC_OK)
+		return fail("store-bounded/MANIFEST", &err);
+	print_file(sub, "MANIFEST");
+	return 0;
+}
+
 static int
 write_manifest(const char *dir)
 {
@@ -456,6 +511,8 @@ main(int argc, char **argv)
 			bad |= write_log(dir, &golden_logs[1]);
 		else if (strcmp(what, "store-zstd") == 0)
 			bad |= write_store_zstd(dir);
+		else if (strcmp(what, "store-bounded") == 0)
+			bad |= write_store_bounded(dir);
 #else
 		else if (strcmp(what, "log-v1") == 0)
 			bad |= write_log(dir, &golden_logs[0]);

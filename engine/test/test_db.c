@@ -12,6 +12,7 @@
 #include "golden.h"
 #include "../cell.h"
 #include "../coding.h"
+#include "../db_internal.h"
 #include "../env.h"
 #include "../sst.h"
 
@@ -1325,6 +1326,65 @@ test_resolve_failure(void)
  * days), while maintenance and compaction go on around it.  Its fate, once
  * set, applies as for any tag: committed, visible and flushed; aborted, gone.
  */
+/*
+ * wc_db_flush_nowait: a transaction in the logs still in progress makes it return
+ * WC_BUSY at once (wc_db_flush would wait for the outcome), and so does another
+ * handle holding the flush lock; once the outcome is known, it flushes everything.
+ */
+static void
+test_flush_nowait(void)
+{
+	char	   *dir = test_tmpdir("flush-nowait");
+	wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_NONE}};
+	wc_db	   *w = open_db(dir, fams, 1, 0);
+	wc_db	   *r = open_db(dir, fams, 1, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts all;
+	wc_file_info *files = NULL;
+	int			nfiles = 0;
+	wc_err		err;
+	struct timespec t0,
+				t1;
+	int			rc;
+
+	wc_scan_opts_init(&all);
+	put(b, "f", "a", "q", 1, "committed");
+	write_batch(w, b);
+	tag_state[42] = WC_TXN_IN_PROGRESS;
+	put(b, "f", "b", "q", 1, "in flight");
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_write(w, &b, 1, 42, false, &err), &err);
+	wc_batch_clear(b);
+
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = wc_db_flush_nowait(r, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(rc == WC_BUSY, "a record in progress: %d %s", rc, err.msg);
+	CHECK(t1.tv_sec - t0.tv_sec < 2, "returned at once: %ld s", (long) (t1.tv_sec - t0.tv_sec));
+	EXPECT_SCAN(r, &all, "a/f:q@1=committed;");
+
+	/* another handle flushing: WC_BUSY too */
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_lock(w, WC_LOCK_FLUSH, true, &err), &err);
+	tag_state[42] = WC_TXN_COMMITTED;
+	rc = wc_db_flush_nowait(r, &err);
+	CHECK(rc == WC_BUSY, "another flusher: %d %s", rc, err.msg);
+	wc_db_unlock(w, WC_LOCK_FLUSH);
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_flush_nowait(r, &err), &err);
+	EXPECT_SCAN(r, &all, "a/f:q@1=committed;b/f:q@1=in flight;");
+	CHECK_OK(wc_db_files(r, &files, &nfiles, &err), &err);
+	CHECK(nfiles == 1 && files[0].cells == 2, "everything in one sorted file: %d files", nfiles);
+	wc_file_info_free(files, nfiles);
+	wc_batch_free(b);
+	wc_db_close(r);
+	wc_db_close(w);
+	tag_state[42] = WC_TXN_COMMITTED;
+	test_rmdir(dir);
+}
+
 static void
 test_prepared(void)
 {
@@ -1896,6 +1956,7 @@ main(void)
 	t_name = "test_db";
 	test_resolve_failure();
 	test_prepared();
+	test_flush_nowait();
 	test_snapshots();
 	test_snapshot_too_old();
 	test_published_end();

@@ -666,6 +666,9 @@ encode_golden_batch(const golden_record *r, size_t *len)
 		else if (g->type == WC_TYPE_DEL_COLUMN)
 			wc_batch_delete_column(b, g->fam, g->fam_len, g->row, g->row_len, g->qual,
 								   g->qual_len, &err);
+		else if (g->type == WC_TYPE_DEL_FAMILY && g->val_len == WC_FAMILY_BOUND_LEN)
+			wc_batch_delete_family_upto(b, g->fam, g->fam_len, g->row, g->row_len,
+										wc_get_fixed64((const uint8_t *) g->val), &err);
 		else if (g->type == WC_TYPE_DEL_FAMILY)
 			wc_batch_delete_family(b, g->fam, g->fam_len, g->row, g->row_len, &err);
 		else

@@ -985,7 +985,7 @@ test_zstd(const char *dir)
 	}
 	/* a version this build does not know: refused at open, as older builds refuse 3 */
 	memcpy(copy, orig, len);
-	set_footer_version(copy, len, WC_SST_VERSION + 1);
+	set_footer_version(copy, len, WC_SST_VERSION_NEWEST + 1);
 	write_file(path, copy, len);
 	wc_err_clear(&err);
 	rc = wc_sst_open(dir, "zbad.sst", &s, &err);
@@ -1210,6 +1210,8 @@ test_golden_ssts(void)
 		  golden_ssts[1].version == WC_SST_VERSION_NO_ZSTD && golden_ssts[2].version == WC_SST_VERSION,
 		  "golden sorted files of versions %u, %u and %u", golden_ssts[0].version,
 		  golden_ssts[1].version, golden_ssts[2].version);
+	CHECK(golden_ssts[3].version == WC_SST_VERSION_BOUNDED,
+		  "a golden sorted file of version %u (bounded DEL_FAMILY)", golden_ssts[3].version);
 	CHECK(types[WC_TYPE_PUT] && types[WC_TYPE_DEL_VERSION] && types[WC_TYPE_DEL_COLUMN] &&
 		  types[WC_TYPE_DEL_FAMILY], "every stored entry type");
 	CHECK(stored[WC_COMPRESS_NONE] && stored[WC_COMPRESS_LZ4] && stored[WC_COMPRESS_ZSTD],

@@ -1,0 +1,523 @@
+/*
+ * test_bounded.c -- bounded family deletes (cell.h, wc_batch_delete_family_upto):
+ * a DEL_FAMILY carrying a bound B hides its row's entries in the family with seq
+ * <= B and spares later ones, alone and beside plain markers, in a writer's
+ * pending overlay, after a reopen (the log replayed), a flush (a version 4 file)
+ * and a major compaction, in forward and reversed scans; the bound a scan gives
+ * (wc_scan_visible_bound) stays below a write still in progress.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "../batch.h"
+#include "../cell.h"
+#include "../coding.h"
+#include "../sst.h"
+
+static wc_family_opts fams[] = {
+	{"f", 0, 0, WC_COMPRESS_LZ4, 0},
+	{"g", 0, 0, WC_COMPRESS_NONE, 0},
+};
+
+/* Transaction states for the resolver: tag t is tag_state[t] (0 = committed). */
+static wc_txn_state tag_state[16];
+
+static int
+resolve_tag(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err)
+{
+	(void) arg;
+	(void) err;
+	*state = tag < 16 ? tag_state[tag] : WC_TXN_COMMITTED;
+	return WC_OK;
+}
+
+static wc_db *
+open_db_with(const char *dir, wc_family_opts *f, int nf)
+{
+	wc_open_opts o;
+	wc_db	   *db = NULL;
+	wc_err		err;
+	int			rc;
+
+	memset(&o, 0, sizeof(o));
+	o.families = f;
+	o.nfamilies = nf;
+	o.create_if_missing = true;
+	o.block_bytes = 256;
+	o.resolve = resolve_tag;
+	o.ingest_bytes = SIZE_MAX;
+	wc_err_clear(&err);
+	rc = wc_db_open(dir, &o, &db, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		exit(1);
+	return db;
+}
+
+static wc_db *
+open_db(const char *dir)
+{
+	return open_db_with(dir, fams, 2);
+}
+
+/* One put in a write of its own (tag 0: committed at once); returns its seq. */
+static uint64_t
+put1(wc_db *db, uint64_t tag, const char *fam, const char *row, const char *qual, int64_t ts,
+	 const char *val)
+{
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts so;
+	wc_scan    *s = NULL;
+	wc_err		err;
+	uint64_t	seq;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_batch_put(b, fam, strlen(fam), row, strlen(row), qual, strlen(qual), ts,
+						  val, strlen(val), &err), &err);
+	CHECK_OK(wc_db_write(db, &b, 1, tag, false, &err), &err);
+	wc_batch_free(b);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	/* a write's seq is the highest the store holds right after it */
+	wc_scan_opts_init(&so);
+	CHECK_OK(wc_scan_open(db, &so, &s, &err), &err);
+	seq = wc_scan_visible_bound(s);
+	wc_scan_close(s);
+	return seq;
+}
+
+/* The bound a scan of the whole store opened now gives. */
+static uint64_t
+bound_now(wc_db *db)
+{
+	wc_scan_opts so;
+	wc_scan    *s = NULL;
+	wc_err		err;
+	uint64_t	bound = 0;
+
+	wc_err_clear(&err);
+	wc_scan_opts_init(&so);
+	CHECK_OK(wc_scan_open(db, &so, &s, &err), &err);
+	if (s)
+		bound = wc_scan_visible_bound(s);
+	wc_scan_close(s);
+	return bound;
+}
+
+static void
+del_family_upto(wc_db *db, const char *fam, const char *row, uint64_t bound)
+{
+	wc_batch   *b = wc_batch_new();
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_batch_delete_family_upto(b, fam, strlen(fam), row, strlen(row), bound, &err), &err);
+	CHECK_OK(wc_db_write(db, &b, 1, 0, false, &err), &err);
+	wc_batch_free(b);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+}
+
+static void
+del_family(wc_db *db, const char *fam, const char *row)
+{
+	wc_batch   *b = wc_batch_new();
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_batch_delete_family(b, fam, strlen(fam), row, strlen(row), &err), &err);
+	CHECK_OK(wc_db_write(db, &b, 1, 0, false, &err), &err);
+	wc_batch_free(b);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+}
+
+/* Scans (reversed or not, with pending batches) and renders "row/fam:qual@ts=val;". */
+static void
+render(wc_db *db, bool reverse, wc_batch **pending, int npending, char *out, size_t size)
+{
+	wc_scan_opts so;
+	wc_scan    *s = NULL;
+	wc_cell_view c;
+	wc_err		err;
+	size_t		used = 0;
+	int			rc;
+
+	out[0] = '\0';
+	wc_err_clear(&err);
+	wc_scan_opts_init(&so);
+	so.reverse = reverse;
+	so.pending = pending;
+	so.npending = npending;
+	rc = wc_scan_open(db, &so, &s, &err);
+	CHECK_OK(rc, &err);
+	if (rc != WC_OK)
+		return;
+	while ((rc = wc_scan_next(s, &c, &err)) == 1)
+		used += snprintf(out + used, size > used ? size - used : 0, "%.*s/%.*s:%.*s@%" PRId64 "=%.*s;",
+						 (int) c.row_len, c.row, (int) c.family_len, c.family,
+						 (int) c.qual_len, c.qual, c.ts, (int) c.val_len, c.val);
+	CHECK(rc == 0, "scan ended with %d: %s", rc, err.msg);
+	wc_scan_close(s);
+}
+
+/* The rows of a rendering in reversed rowkey order (cells of a row keep theirs). */
+static void
+reverse_rows(const char *in, char *out, size_t size)
+{
+	const char *starts[64];
+	size_t		lens[64];
+	int			n = 0;
+	const char *p = in;
+	size_t		used = 0;
+
+	while (*p && n < 64)
+	{
+		const char *slash = strchr(p, '/');
+		size_t		rlen = (size_t) (slash - p);
+		const char *q = p;
+
+		/* the run of cells of this row */
+		while (*q && strncmp(q, p, rlen) == 0 && q[rlen] == '/')
+			q = strchr(q, ';') + 1;
+		starts[n] = p;
+		lens[n++] = (size_t) (q - p);
+		p = q;
+	}
+	out[0] = '\0';
+	for (int i = n - 1; i >= 0; i--)
+		used += snprintf(out + used, size > used ? size - used : 0, "%.*s", (int) lens[i], starts[i]);
+}
+
+#define EXPECT(db, pending, npending, want, what) do { \
+	char got_[8192], rev_[8192], want_rev_[8192]; \
+	render((db), false, (pending), (npending), got_, sizeof(got_)); \
+	CHECK(strcmp(got_, (want)) == 0, "%s:\n  got:  %s\n  want: %s", (what), got_, (want)); \
+	render((db), true, (pending), (npending), rev_, sizeof(rev_)); \
+	reverse_rows((want), want_rev_, sizeof(want_rev_)); \
+	CHECK(strcmp(rev_, want_rev_) == 0, "%s, reversed:\n  got:  %s\n  want: %s", (what), rev_, want_rev_); \
+} while (0)
+
+/* The format version in the footer of the sorted file of family fam. */
+static int
+file_version(wc_db *db, const char *dir, const char *fam)
+{
+	wc_file_info *files = NULL;
+	int			nfiles = 0;
+	int			version = -1;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_files(db, &files, &nfiles, &err), &err);
+	for (int i = 0; i < nfiles; i++)
+	{
+		char		path[4200];
+		FILE	   *f;
+		uint8_t		footer[WC_SST_FOOTER_SIZE];
+
+		if (strcmp(files[i].family, fam) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
+		if ((f = fopen(path, "rb")) != NULL && fseek(f, -WC_SST_FOOTER_SIZE, SEEK_END) == 0 &&
+			fread(footer, 1, sizeof(footer), f) == sizeof(footer))
+			version = (int) wc_get_fixed32(footer + 48);
+		if (f)
+			fclose(f);
+	}
+	wc_file_info_free(files, nfiles);
+	return version;
+}
+
+/*
+ * The store the tests share: rows a (bound between versions), b (bound at, below
+ * and above entries), c (plain and bounded markers), d (in family g only: a
+ * bounded marker of f leaves it).
+ */
+#define WANT_ALL \
+	"a/f:q@3=late;a/g:q@1=ga;" \
+	"b/f:x@3=b3;" \
+	"c/f:q@4=c4;" \
+	"d/g:q@1=d1;"
+
+static void
+fill(wc_db *db)
+{
+	uint64_t	b, b2;
+
+	put1(db, 0, "f", "a", "q", 1, "a1");
+	put1(db, 0, "f", "a", "q", 2, "a2");
+	put1(db, 0, "f", "a", "p", 1, "ap");
+	put1(db, 0, "g", "a", "q", 1, "ga");
+	b = bound_now(db);
+	put1(db, 0, "f", "a", "q", 3, "late");	/* committed after the "snapshot" */
+	del_family_upto(db, "f", "a", b);
+
+	/* b: bound exactly at the second of three entries */
+	put1(db, 0, "f", "b", "x", 1, "b1");
+	b2 = put1(db, 0, "f", "b", "x", 2, "b2");
+	put1(db, 0, "f", "b", "x", 3, "b3");
+	del_family_upto(db, "f", "b", b2);
+
+	/* c: bounded, then a plain marker hides everything before it, then a put */
+	put1(db, 0, "f", "c", "q", 1, "c1");
+	b = bound_now(db);
+	put1(db, 0, "f", "c", "q", 2, "c2");
+	del_family_upto(db, "f", "c", b);
+	put1(db, 0, "f", "c", "q", 3, "c3");
+	del_family(db, "f", "c");
+	put1(db, 0, "f", "c", "q", 4, "c4");
+	/* a bounded marker written later with an older bound changes nothing */
+	del_family_upto(db, "f", "c", b);
+
+	/* d: a marker of f where only g has cells */
+	put1(db, 0, "g", "d", "q", 1, "d1");
+	del_family_upto(db, "f", "d", bound_now(db));
+}
+
+static void
+test_masking_through_flush_and_compaction(void)
+{
+	char	   *dir = test_tmpdir("bounded");
+	wc_db	   *db = open_db(dir);
+	wc_err		err;
+
+	fill(db);
+	EXPECT(db, NULL, 0, WANT_ALL, "memtable");
+
+	wc_db_close(db);
+	db = open_db(dir);
+	EXPECT(db, NULL, 0, WANT_ALL, "after a reopen (log replayed)");
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	EXPECT(db, NULL, 0, WANT_ALL, "after a flush");
+	CHECK(file_version(db, dir, "f") == WC_SST_VERSION_BOUNDED,
+		  "family f's file is version %d", file_version(db, dir, "f"));
+	CHECK(file_version(db, dir, "g") == WC_SST_VERSION_NO_ZSTD,
+		  "family g's file (no bounded marker) is version %d", file_version(db, dir, "g"));
+
+	/* a marker in the logs over entries in a file */
+	{
+		uint64_t	b;
+
+		put1(db, 0, "g", "a", "z", 1, "gz");
+		b = bound_now(db);
+		put1(db, 0, "g", "a", "z", 2, "gz2");
+		del_family_upto(db, "g", "a", b);
+		EXPECT(db, NULL, 0, "a/f:q@3=late;a/g:z@2=gz2;b/f:x@3=b3;c/f:q@4=c4;d/g:q@1=d1;",
+			   "a marker in the log, entries in files");
+		CHECK_OK(wc_db_flush(db, &err), &err);
+		EXPECT(db, NULL, 0, "a/f:q@3=late;a/g:z@2=gz2;b/f:x@3=b3;c/f:q@4=c4;d/g:q@1=d1;",
+			   "two flushes");
+	}
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	EXPECT(db, NULL, 0, "a/f:q@3=late;a/g:z@2=gz2;b/f:x@3=b3;c/f:q@4=c4;d/g:q@1=d1;",
+		   "after a major compaction");
+	wc_db_close(db);
+	db = open_db(dir);
+	EXPECT(db, NULL, 0, "a/f:q@3=late;a/g:z@2=gz2;b/f:x@3=b3;c/f:q@4=c4;d/g:q@1=d1;",
+		   "compacted, reopened");
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/* A writer's own batch: its bounded marker hides committed entries up to the
+ * bound, never its own pending puts; committed, the same. */
+static void
+test_pending(void)
+{
+	char	   *dir = test_tmpdir("bounded-pending");
+	wc_db	   *db = open_db(dir);
+	wc_batch   *p = wc_batch_new();
+	wc_err		err;
+	uint64_t	b;
+
+	put1(db, 0, "f", "r", "q", 1, "old1");
+	put1(db, 0, "f", "r", "q", 2, "old2");
+	put1(db, 0, "g", "r", "q", 1, "gold");
+	b = bound_now(db);
+	wc_err_clear(&err);
+	CHECK_OK(wc_batch_put(p, "f", 1, "r", 1, "m", 1, 5, "mine", 4, &err), &err);
+	CHECK_OK(wc_batch_delete_row_upto(p, fams, 2, "r", 1, b, &err), &err);
+	CHECK_OK(wc_batch_put(p, "g", 1, "r", 1, "m", 1, 6, "mine2", 5, &err), &err);
+	/* another writer commits meanwhile: spared */
+	put1(db, 0, "f", "r", "q", 3, "theirs");
+	EXPECT(db, &p, 1, "r/f:m@5=mine;r/f:q@3=theirs;r/g:m@6=mine2;", "pending overlay");
+	EXPECT(db, NULL, 0, "r/f:q@3=theirs;r/f:q@2=old2;r/f:q@1=old1;r/g:q@1=gold;",
+		   "others do not see the pending batch");
+	CHECK_OK(wc_db_write(db, &p, 1, 0, false, &err), &err);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	EXPECT(db, NULL, 0, "r/f:m@5=mine;r/f:q@3=theirs;r/g:m@6=mine2;", "committed");
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	EXPECT(db, NULL, 0, "r/f:m@5=mine;r/f:q@3=theirs;r/g:m@6=mine2;", "flushed and compacted");
+
+	/* bad bounds */
+	wc_batch_clear(p);
+	wc_err_clear(&err);
+	CHECK(wc_batch_delete_family_upto(p, "f", 1, "r", 1, WC_SEQ_PENDING_BASE, &err) == WC_INVALID,
+		  "a pending seq as a bound");
+	CHECK(wc_batch_delete_row_upto(p, fams, 2, "r", 1, WC_SEQ_PENDING_BASE + 5, &err) == WC_INVALID,
+		  "a pending seq as a row bound");
+	CHECK(wc_batch_count(p) == 0, "nothing added");
+	CHECK(wc_batch_delete_row_upto(p, fams, 2, "r", 1, WC_SEQ_MAX, &err) == WC_OK &&
+		  wc_batch_count(p) == 2, "WC_SEQ_MAX: plain markers");
+	wc_batch_free(p);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/*
+ * A write in progress when the scan opens (it commits later, after the deleter's
+ * snapshot) lies above the scan's bound, so a delete with that bound spares it,
+ * also when entries the scan sees have higher seqs.
+ */
+static void
+test_bound_below_in_progress(void)
+{
+	char	   *dir = test_tmpdir("bounded-held");
+	wc_db	   *db = open_db(dir);
+	uint64_t	s0,
+				s1,
+				s2,
+				b;
+	wc_err		err;
+
+	s0 = put1(db, 0, "f", "r", "a", 1, "seen");
+	tag_state[7] = WC_TXN_IN_PROGRESS;
+	put1(db, 7, "f", "r", "a", 2, "inflight");
+	s1 = put1(db, 0, "f", "r", "a", 3, "seen-later");
+	(void) s1;
+	b = bound_now(db);
+	CHECK(b == s0, "bound %" PRIu64 " is below the write in progress (seen: %" PRIu64 ")", b, s0);
+	s2 = put1(db, 0, "f", "r", "b", 1, "x");
+	(void) s2;
+	del_family_upto(db, "f", "r", b);
+	EXPECT(db, NULL, 0, "r/f:a@3=seen-later;r/f:b@1=x;", "before the commit");
+	tag_state[7] = WC_TXN_COMMITTED;
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	EXPECT(db, NULL, 0, "r/f:a@3=seen-later;r/f:a@2=inflight;r/f:b@1=x;", "after its commit");
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	EXPECT(db, NULL, 0, "r/f:a@3=seen-later;r/f:a@2=inflight;r/f:b@1=x;", "flushed and compacted");
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/* The encoding: a DEL_FAMILY_UPTO entry decodes as a DEL_FAMILY with the bound as
+ * its value; a bound of the wrong size or in the pending range is corrupt. */
+static void
+test_encoding(void)
+{
+	wc_batch   *b = wc_batch_new();
+	wc_batch_reader r;
+	wc_batch_entry e;
+	wc_err		err;
+	const uint8_t *entries;
+	size_t		len;
+	uint8_t		payload[256];
+	size_t		hlen;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_batch_delete_family_upto(b, "f", 1, "row", 3, 4242, &err), &err);
+	CHECK_OK(wc_batch_delete_family(b, "f", 1, "row", 3, &err), &err);
+	wc_batch_reader_of(&r, b, 100);
+	CHECK(wc_batch_reader_next(&r, &e, &err) == 1 && e.type == WC_TYPE_DEL_FAMILY &&
+		  e.cell.type == WC_TYPE_DEL_FAMILY && e.cell.val_len == WC_FAMILY_BOUND_LEN &&
+		  wc_get_fixed64(e.cell.val) == 4242 && e.cell.ts == INT64_MAX &&
+		  wc_cell_family_mask(&e.cell) == 100, "bounded entry decoded: %s", err.msg);
+	CHECK(wc_batch_reader_next(&r, &e, &err) == 1 && e.type == WC_TYPE_DEL_FAMILY &&
+		  e.cell.val_len == 0 && wc_cell_family_mask(&e.cell) == 101, "plain entry decoded");
+	CHECK(wc_batch_reader_next(&r, &e, &err) == 0, "two entries");
+
+	/* damaged copies of the first entry in a payload */
+	entries = wc_batch_entries(b, &len);
+	hlen = wc_batch_encode_header(payload, 5000, 0, 1);
+	{
+		/* type | fam 1 "f" | row 3 "row" | qual 0 | ts 8 | bound len 8 | bound */
+		size_t		elen = 1 + 2 + 4 + 1 + 8 + 1 + 8;
+		uint8_t		bad[64];
+		int			rc;
+
+		CHECK(entries[0] == WC_TYPE_DEL_FAMILY_UPTO && entries[elen - 9] == 8,
+			  "encoded as DEL_FAMILY_UPTO with an 8-byte value");
+		memcpy(payload + hlen, entries, elen);
+		CHECK_OK(wc_batch_reader_init(&r, payload, hlen + elen, &err), &err);
+		CHECK(wc_batch_reader_next(&r, &e, &err) == 1 && wc_cell_family_mask(&e.cell) == 4242,
+			  "a bound below the entry's seq counts: %s", err.msg);
+
+		/* a bound of 7 bytes */
+		memcpy(bad, entries, elen);
+		bad[elen - 9] = 7;
+		memcpy(payload + hlen, bad, elen - 1);
+		CHECK_OK(wc_batch_reader_init(&r, payload, hlen + elen - 1, &err), &err);
+		rc = wc_batch_reader_next(&r, &e, &err);
+		CHECK(rc == WC_CORRUPT && strstr(err.msg, "DEL_FAMILY_UPTO"), "7-byte bound: %d %s", rc, err.msg);
+
+		/* a pending seq as the bound */
+		memcpy(bad, entries, elen);
+		wc_put_fixed64(bad + elen - 8, WC_SEQ_PENDING_BASE);
+		memcpy(payload + hlen, bad, elen);
+		CHECK_OK(wc_batch_reader_init(&r, payload, hlen + elen, &err), &err);
+		wc_err_clear(&err);
+		rc = wc_batch_reader_next(&r, &e, &err);
+		CHECK(rc == WC_CORRUPT && strstr(err.msg, "committed"), "pending bound: %d %s", rc, err.msg);
+
+		/* an unknown type after it */
+		bad[0] = WC_TYPE_DEL_FAMILY_UPTO + 1;
+		memcpy(payload + hlen, bad, elen);
+		CHECK_OK(wc_batch_reader_init(&r, payload, hlen + elen, &err), &err);
+		wc_err_clear(&err);
+		rc = wc_batch_reader_next(&r, &e, &err);
+		CHECK(rc == WC_CORRUPT && strstr(err.msg, "unknown entry type"), "type 7: %d %s", rc, err.msg);
+	}
+	wc_batch_free(b);
+}
+
+/*
+ * The golden store (test/golden/store-bounded: a version 4 sorted file and a log
+ * with bounded markers, written once by make_golden), copied and opened: what the
+ * markers leave, before and after a major compaction.
+ */
+static void
+test_golden_store(void)
+{
+	char	   *dir = test_tmpdir("bounded-golden");
+	char		cmd[8400];
+	wc_family_opts fo[] = {{"data", 0, 0, WC_COMPRESS_LZ4, 0}};
+	const char *want = "user:0001/data:a@5=new;user:0003/data:d@1=after;";
+
+	snprintf(cmd, sizeof(cmd), "cp '%s'/store-bounded/* '%s'/", WC_GOLDEN_DIR, dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	for (int round = 0; round < 2; round++)
+	{
+		wc_db	   *db = open_db_with(dir, fo, 1);
+		wc_err		err;
+
+		EXPECT(db, NULL, 0, want, round == 0 ? "golden store" : "golden store, compacted");
+		if (round == 0)
+		{
+			wc_err_clear(&err);
+			CHECK_OK(wc_db_compact(db, &err), &err);
+			EXPECT(db, NULL, 0, want, "golden store, compacted, same handle");
+			/* the markers went with what they hid: no bound left in the file */
+			CHECK(file_version(db, dir, "data") == WC_SST_VERSION_NO_ZSTD,
+				  "compacted file of version %d", file_version(db, dir, "data"));
+		}
+		wc_db_close(db);
+	}
+	test_rmdir(dir);
+}
+
+int
+main(void)
+{
+	test_encoding();
+	test_golden_store();
+	t_name = "test_bounded";
+	test_masking_through_flush_and_compaction();
+	test_pending();
+	test_bound_below_in_progress();
+	TEST_DONE();
+}

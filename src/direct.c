@@ -1,0 +1,602 @@
+/*-------------------------------------------------------------------------
+ *
+ * direct.c
+ *		  DELETE of whole rows or families of rows as one marker each, by
+ *		  direct modification
+ *
+ * "DELETE FROM t WHERE rowkey = 'x' [AND family = 'f']" on a tall table
+ * would otherwise fetch every visible cell version and write a tombstone for
+ * each (modify.c): 1,000 versions, 1,000 tombstones.  HBase writes one
+ * DeleteFamily marker per family.  As postgres_fdw sends such a DELETE whole
+ * to the remote server (PlanDirectModify and the *DirectModify callbacks),
+ * we do the delete inside the scan node: per target rowkey, one bounded
+ * DEL_FAMILY per family (engine/cell.h).
+ *
+ * When.  PlanDirectModify takes a DELETE of a tall table whose scan has only
+ * conditions "rowkey = expr" or "rowkey = ANY (array expr)" (at most one of
+ * them) and, optionally, "family = constant", with no RETURNING and no
+ * row-level DELETE trigger.  Anything else (other conditions, joins, wide
+ * tables) keeps the ordinary path, which gives the same result.
+ *
+ * What is deleted.  Exactly what the ordinary path deletes: the row's cell
+ * versions the statement's snapshot sees (the transaction's own earlier
+ * writes included), each locked as the ordinary path locks it (scan.c,
+ * wcfdw_lock_cell: a lock manager tuple lock of the cell, FOR UPDATE
+ * strength), and, in READ COMMITTED, the newest committed versions of cells
+ * a concurrent transaction changed while we waited (EvalPlanQual's result).
+ * A plain DEL_FAMILY would do more: it hides every entry with a lower seq,
+ * and seqs are given at commit, so it would also hide cells committed after
+ * our snapshot.  So the marker carries a bound B, the seq below which the
+ * scan sees every write (wc_scan_visible_bound: below any write in progress
+ * or excluded by the snapshot when the scan opened), and hides only entries
+ * with seq <= B: all of them are writes our snapshot sees.  A visible
+ * version above B (one of the transaction's own pending writes, whose seqs
+ * come at commit, or a committed one above a write the snapshot excludes)
+ * gets a version tombstone of its own.
+ *
+ * Per target rowkey:
+ *	1. read its visible cells in the families asked for;
+ *	2. lock each, then refresh: if anything committed that the scan did not
+ *	   see (wc_scan_sees_latest), read each cell's newest committed version;
+ *	3. none changed: one bounded DEL_FAMILY per family that has a visible
+ *	   cell at or below B, a DEL_VERSION for each visible cell above B;
+ *	4. one changed: REPEATABLE READ and SERIALIZABLE fail with 40001, as the
+ *	   ordinary path does; READ COMMITTED writes a DEL_VERSION for the newest
+ *	   committed version of each cell that still exists (a cell deleted
+ *	   meanwhile is skipped).
+ * The row count is the number of cell versions deleted, as the ordinary
+ * path reports.  A serializable transaction takes the same predicate lock
+ * and conflict-in check as a scan and a write of the table do.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "access/xact.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/pathnode.h"
+#include "parser/parsetree.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "widecol_fdw.h"
+
+/* A visible cell version of the row being deleted (copied out of the scan). */
+typedef struct WcFdwDirectCell
+{
+	int			family;			/* index in topts.families */
+	uint8	   *qual;
+	size_t		qual_len;
+	int64		ts;
+	uint64		seq;
+} WcFdwDirectCell;
+
+typedef struct WcFdwDirectState
+{
+	Relation	rel;
+	WcFdwStore *store;
+	WcFdwConverter conv;
+	WcFdwTableOptions topts;
+	WcFdwCondExec *conds;
+	int			nconds;
+	bool		set_tag;		/* count the rows in es_processed */
+	LOCKMODE	lockmode;
+	LockWaitPolicy waitpolicy;
+	CommandId	cid;			/* the command's writes */
+	WcFdwSnapshotArg snap;
+	bool		done;
+
+	wc_scan    *scan;
+	wc_scan_opts opts;
+	WcFdwScanKeys keys;
+
+	/* the row being deleted */
+	uint8	   *row;
+	size_t		row_len;
+	WcFdwDirectCell *cells;
+	int			ncells;
+	int			maxcells;
+
+	/* what it did, for EXPLAIN ANALYZE */
+	uint64		rows;			/* rowkeys with something deleted */
+	uint64		deleted;		/* cell versions */
+	uint64		markers;		/* bounded DEL_FAMILY entries written */
+	uint64		tombstones;		/* DEL_VERSION entries written */
+	uint64		fallbacks;		/* rows deleted version by version (READ
+								 * COMMITTED after a concurrent change) */
+
+	MemoryContext rowcxt;		/* the row's cells */
+	MemoryContextCallback cb;
+} WcFdwDirectState;
+
+/* ---------------------------------------------------------------- planning */
+
+/*
+ * wcfdw_direct_cond_ok
+ *		Is rinfo a condition the direct delete evaluates exactly: rowkey =
+ *		expr, rowkey = ANY (expr), family = constant?
+ */
+static bool
+wcfdw_direct_cond_ok(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
+					 RestrictInfo *rinfo, int *nrowkey)
+{
+	WcFdwCond	cond;
+
+	if (!wcfdw_cond_from_clause(root, baserel, cols, rinfo, &cond))
+		return false;
+	if (cond.field == WCF_ROWKEY && (cond.kind == WCK_EQ || cond.kind == WCK_IN))
+	{
+		(*nrowkey)++;
+		return true;
+	}
+	return cond.field == WCF_FAMILY && cond.kind == WCK_EQ && IsA(cond.expr, Const);
+}
+
+/*
+ * widecolPlanDirectModify
+ *		Turns the ForeignScan under a DELETE into the delete itself, when
+ *		its conditions name whole rows or families of rows (see the top)
+ */
+bool
+widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation,
+						int subplan_index)
+{
+	RangeTblEntry *rte = planner_rt_fetch(resultRelation, root);
+	RelOptInfo *baserel;
+	ForeignScan *fscan;
+	Plan	   *subplan = outerPlan(plan);
+	Relation	rel;
+	WcFdwColumns cols;
+	ListCell   *lc;
+	int			nrowkey = 0;
+	bool		ok;
+
+	if (plan->operation != CMD_DELETE || plan->returningLists != NIL ||
+		list_length(plan->resultRelations) != 1 || subplan == NULL ||
+		!IsA(subplan, ForeignScan))
+		return false;
+	fscan = (ForeignScan *) subplan;
+	if (fscan->scan.scanrelid != resultRelation || fscan->fdw_scan_tlist != NIL ||
+		fscan->scan.plan.lefttree != NULL || list_length(fscan->fdw_private) != WCFDW_PRIV_DIRECT)
+		return false;
+	baserel = find_base_rel(root, resultRelation);
+	if (baserel->baserestrictinfo == NIL)
+		return false;			/* a DELETE of the whole table */
+
+	rel = table_open(rte->relid, NoLock);
+	wcfdw_get_columns(rel, &cols);
+	ok = cols.wide == NULL &&
+		!(rel->trigdesc && (rel->trigdesc->trig_delete_before_row ||
+							rel->trigdesc->trig_delete_after_row ||
+							rel->trigdesc->trig_delete_instead_row));
+	table_close(rel, NoLock);
+	if (!ok)
+		return false;
+
+	/* every condition is one we evaluate exactly, and one names the rowkeys */
+	foreach(lc, baserel->baserestrictinfo)
+		if (!wcfdw_direct_cond_ok(root, baserel, &cols, lfirst(lc), &nrowkey))
+			return false;
+	if (nrowkey != 1 || list_length(fscan->scan.plan.qual) != list_length(baserel->baserestrictinfo))
+		return false;
+
+	/*
+	 * The scan's conditions (fdw_private WCFDW_PRIV_CONDS, fdw_exprs) are
+	 * these; no qual is left to check.  The statement's count goes to
+	 * es_processed through us.
+	 */
+	fscan->operation = CMD_DELETE;
+	fscan->resultRelation = resultRelation;
+	fscan->scan.plan.qual = NIL;
+	fscan->fdw_private = lappend(list_copy(fscan->fdw_private),
+								 list_make1_int(plan->canSetTag ? 1 : 0));
+	return true;
+}
+
+/* ---------------------------------------------------------------- execution */
+
+static void
+wcfdw_direct_close(WcFdwDirectState *ds)
+{
+	if (ds->scan)
+	{
+		wc_scan_close(ds->scan);
+		ds->scan = NULL;
+		wcfdw_store_scan_closed(ds->store);
+	}
+}
+
+static void
+wcfdw_direct_cleanup(void *arg)
+{
+	wcfdw_direct_close((WcFdwDirectState *) arg);
+}
+
+void
+widecolBeginDirectModify(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	EState	   *estate = node->ss.ps.state;
+	List	   *condinfo = list_nth(plan->fdw_private, WCFDW_PRIV_CONDS);
+	List	   *lock = list_nth(plan->fdw_private, WCFDW_PRIV_LOCK);
+	WcFdwDirectState *ds;
+	ListCell   *lc;
+	int			i;
+
+	ds = palloc0(sizeof(WcFdwDirectState));
+	node->fdw_state = ds;
+	ds->rel = node->ss.ss_currentRelation;
+	ds->set_tag = linitial_int(list_nth(plan->fdw_private, WCFDW_PRIV_DIRECT)) != 0;
+	ds->lockmode = linitial_int(lock);
+	ds->waitpolicy = lsecond_int(lock);
+
+	ds->nconds = list_length(condinfo) / 3;
+	ds->conds = palloc0(sizeof(WcFdwCondExec) * Max(ds->nconds, 1));
+	lc = list_head(plan->fdw_exprs);
+	for (i = 0; i < ds->nconds; i++)
+	{
+		WcFdwCondExec *c = &ds->conds[i];
+		Expr	   *e;
+
+		c->field = list_nth_int(condinfo, 3 * i);
+		c->kind = list_nth_int(condinfo, 3 * i + 1);
+		c->nargs = list_nth_int(condinfo, 3 * i + 2);
+		if (c->kind == WCK_OR || c->kind == WCK_AND)
+			continue;
+		e = lfirst(lc);
+		lc = lnext(plan->fdw_exprs, lc);
+		c->exprtype = exprType((Node *) e);
+		c->state = ExecInitExpr(e, (PlanState *) node);
+	}
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	wcfdw_converter_init(&ds->conv, ds->rel);
+	wcfdw_get_table_options(RelationGetRelid(ds->rel), &ds->topts);
+	ds->cid = estate->es_output_cid;
+	ds->snap.snapshot = estate->es_snapshot;
+	ds->snap.rel = ds->rel;
+	ds->snap.serializable = IsolationIsSerializable();
+	ds->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw direct delete",
+									   ALLOCSET_DEFAULT_SIZES);
+	ds->store = wcfdw_store_get(ds->rel);
+	wcfdw_store_begin_statement(ds->store, estate);
+	/* as any write of the table (modify.c) */
+	CheckForSerializableConflictIn(ds->rel, NULL, InvalidBlockNumber);
+	ds->cb.func = wcfdw_direct_cleanup;
+	ds->cb.arg = ds;
+	MemoryContextRegisterResetCallback(estate->es_query_cxt, &ds->cb);
+}
+
+/*
+ * wcfdw_direct_open
+ *		Opens the scan of the target rows under the statement's snapshot,
+ *		with the transaction's earlier writes overlaid (as scan.c does);
+ *		false if no row can match
+ */
+static bool
+wcfdw_direct_open(ForeignScanState *node, WcFdwDirectState *ds)
+{
+	EState	   *estate = node->ss.ps.state;
+	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+	wc_batch  **pending;
+	int			npending;
+	wc_err		err;
+	int			rc;
+
+	wcfdw_compute_keys(ds->conds, ds->nconds, node->ss.ps.ps_ExprContext, &ds->conv,
+					   &ds->topts, false, &ds->keys);
+	if (ds->keys.empty)
+	{
+		MemoryContextSwitchTo(old);
+		return false;
+	}
+	wc_scan_opts_init(&ds->opts);
+	ds->opts.ranges = ds->keys.ranges;
+	ds->opts.nranges = ds->keys.nranges;
+	ds->opts.families = ds->keys.families;
+	ds->opts.nfamilies = ds->keys.nfamilies;
+	ds->opts.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
+	pending = wcfdw_store_visible_batches(ds->store, ds->snap.snapshot->curcid, &npending);
+	ds->opts.pending = pending;
+	ds->opts.npending = npending;
+	if (IsMVCCSnapshot(ds->snap.snapshot))
+	{
+		ds->opts.tag_visible = wcfdw_tag_visible;
+		ds->opts.tag_visible_arg = &ds->snap;
+		ds->opts.snapshot_min = wcfdw_full_xid(ds->snap.snapshot->xmin);
+		if (ds->snap.serializable)
+			PredicateLockRelation(ds->rel, ds->snap.snapshot);
+	}
+	MemoryContextSwitchTo(old);
+
+	wc_err_clear(&err);
+	rc = wc_scan_open(ds->store->db, &ds->opts, &ds->scan, &err);
+	if (rc < 0)
+	{
+		ds->scan = NULL;
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
+	}
+	wcfdw_store_scan_opened(ds->store);
+	return true;
+}
+
+/* The newest committed (or own pending) version of c's cell; 0 if none. */
+static int
+wcfdw_direct_newest(WcFdwDirectState *ds, const WcFdwDirectCell *c, uint64 *seq)
+{
+	wc_scan_opts o;
+	wc_key_range range;
+	wc_slice	fam,
+				qual;
+	wc_scan    *point = NULL;
+	wc_cell_view newest;
+	wc_err		err;
+	int			rc,
+				found;
+
+	wc_scan_opts_init(&o);
+	range.start = ds->row;
+	range.start_len = ds->row_len;
+	range.start_bound = WC_INCLUSIVE;
+	range.stop = ds->row;
+	range.stop_len = ds->row_len;
+	range.stop_bound = WC_INCLUSIVE;
+	fam.data = (const uint8_t *) ds->topts.families[c->family].name;
+	fam.len = strlen(ds->topts.families[c->family].name);
+	qual.data = c->qual;
+	qual.len = c->qual_len;
+	o.ranges = &range;
+	o.nranges = 1;
+	o.families = &fam;
+	o.nfamilies = 1;
+	o.quals = &qual;
+	o.nquals = 1;
+	o.ts_min = o.ts_max = c->ts;
+	o.now_ms = ds->opts.now_ms;
+	o.pending = ds->opts.pending;
+	o.npending = ds->opts.npending;
+	wc_err_clear(&err);
+	rc = wc_scan_open(ds->store->db, &o, &point, &err);
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
+	found = wc_scan_next(point, &newest, &err);
+	if (found == 1)
+		*seq = newest.seq;
+	wc_scan_close(point);
+	if (found < 0)
+		wcfdw_engine_error(ERROR, found, &err, "scan", ds->store->relname);
+	return found;
+}
+
+static void
+wcfdw_direct_tombstone(WcFdwDirectState *ds, wc_batch *b, const WcFdwDirectCell *c)
+{
+	const char *fam = ds->topts.families[c->family].name;
+	wc_err		err;
+	int			rc;
+
+	wc_err_clear(&err);
+	rc = wc_batch_delete_version(b, fam, strlen(fam), ds->row, ds->row_len,
+								 c->qual, c->qual_len, c->ts, &err);
+	wcfdw_check(rc, &err, "buffer a delete in the", RelationGetRelationName(ds->rel));
+	ds->tombstones++;
+}
+
+/*
+ * wcfdw_direct_delete_row
+ *		Locks the cells read of the current row and deletes them (steps 2-4
+ *		at the top)
+ */
+static void
+wcfdw_direct_delete_row(WcFdwDirectState *ds)
+{
+	wc_batch   *b;
+	bool		changed = false;
+	bool		gone_seen = false;
+	uint64	   *newest = NULL;
+	bool	   *exists = NULL;
+	uint64		bound;
+	bool	   *marked;
+	int			i;
+
+	if (ds->ncells == 0)
+		return;
+	for (i = 0; i < ds->ncells; i++)
+	{
+		const WcFdwDirectCell *c = &ds->cells[i];
+		wc_cell_view v;
+
+		memset(&v, 0, sizeof(v));
+		v.row = ds->row;
+		v.row_len = ds->row_len;
+		v.family = ds->topts.families[c->family].name;
+		v.family_len = strlen(v.family);
+		v.qual = c->qual;
+		v.qual_len = c->qual_len;
+		v.ts = c->ts;
+		(void) wcfdw_lock_cell(ds->store, ds->rel, &v, ds->lockmode, ds->waitpolicy);
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	/* what committed up to now, and was it anything the snapshot missed? */
+	wcfdw_store_refresh(ds->store);
+	if (!wc_scan_sees_latest(ds->scan))
+	{
+		newest = palloc(sizeof(uint64) * ds->ncells);
+		exists = palloc(sizeof(bool) * ds->ncells);
+		for (i = 0; i < ds->ncells; i++)
+		{
+			exists[i] = wcfdw_direct_newest(ds, &ds->cells[i], &newest[i]) == 1;
+			if (!exists[i] || newest[i] != ds->cells[i].seq)
+			{
+				changed = true;
+				gone_seen |= !exists[i];
+			}
+		}
+	}
+	if (changed && IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to concurrent %s",
+						gone_seen ? "delete" : "update")));
+
+	b = wcfdw_store_write_batch(ds->store, ds->cid);
+	if (changed)
+	{
+		/* READ COMMITTED: the newest committed versions, as after EvalPlanQual */
+		ds->fallbacks++;
+		for (i = 0; i < ds->ncells; i++)
+			if (exists[i])
+			{
+				wcfdw_direct_tombstone(ds, b, &ds->cells[i]);
+				ds->deleted++;
+			}
+		ds->rows++;
+		return;
+	}
+
+	/* one bounded marker per family with a cell at or below the bound */
+	bound = wc_scan_visible_bound(ds->scan);
+	marked = palloc0(sizeof(bool) * Max(ds->topts.nfamilies, 1));
+	for (i = 0; i < ds->ncells; i++)
+	{
+		const WcFdwDirectCell *c = &ds->cells[i];
+		const char *fam = ds->topts.families[c->family].name;
+		wc_err		err;
+		int			rc;
+
+		if (c->seq > bound)
+		{
+			wcfdw_direct_tombstone(ds, b, c);
+			continue;
+		}
+		if (marked[c->family])
+			continue;
+		marked[c->family] = true;
+		wc_err_clear(&err);
+		rc = wc_batch_delete_family_upto(b, fam, strlen(fam), ds->row, ds->row_len, bound, &err);
+		wcfdw_check(rc, &err, "buffer a delete in the", RelationGetRelationName(ds->rel));
+		ds->markers++;
+	}
+	ds->deleted += ds->ncells;
+	ds->rows++;
+}
+
+/*
+ * wcfdw_direct_run
+ *		The whole delete: the target rows' cells, row by row
+ */
+static void
+wcfdw_direct_run(ForeignScanState *node, WcFdwDirectState *ds)
+{
+	wc_cell_view cell;
+	wc_err		err;
+	int			rc;
+
+	if (!wcfdw_direct_open(node, ds))
+		return;
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		wc_err_clear(&err);
+		rc = wc_scan_next(ds->scan, &cell, &err);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
+		if (rc == 0 || ds->row == NULL ||
+			cell.row_len != ds->row_len || memcmp(cell.row, ds->row, cell.row_len) != 0)
+		{
+			/* the end of a row */
+			wcfdw_direct_delete_row(ds);
+			MemoryContextReset(ds->rowcxt);
+			ds->row = NULL;
+			ds->cells = NULL;
+			ds->ncells = ds->maxcells = 0;
+			if (rc == 0)
+				break;
+			ds->row = MemoryContextAlloc(ds->rowcxt, Max(cell.row_len, 1));
+			memcpy(ds->row, cell.row, cell.row_len);
+			ds->row_len = cell.row_len;
+		}
+		if (ds->ncells == ds->maxcells)
+		{
+			ds->maxcells = ds->maxcells ? ds->maxcells * 2 : 16;
+			ds->cells = ds->cells
+				? repalloc(ds->cells, sizeof(WcFdwDirectCell) * ds->maxcells)
+				: MemoryContextAlloc(ds->rowcxt, sizeof(WcFdwDirectCell) * ds->maxcells);
+		}
+		{
+			WcFdwDirectCell *c = &ds->cells[ds->ncells++];
+
+			c->family = wcfdw_family_index(&ds->topts, cell.family, cell.family_len);
+			if (c->family < 0)
+				elog(ERROR, "scan of foreign table \"%s\" returned an undeclared family",
+					 RelationGetRelationName(ds->rel));
+			c->qual = MemoryContextAlloc(ds->rowcxt, Max(cell.qual_len, 1));
+			if (cell.qual_len)
+				memcpy(c->qual, cell.qual, cell.qual_len);
+			c->qual_len = cell.qual_len;
+			c->ts = cell.ts;
+			c->seq = cell.seq;
+		}
+	}
+	wcfdw_direct_close(ds);
+}
+
+TupleTableSlot *
+widecolIterateDirectModify(ForeignScanState *node)
+{
+	WcFdwDirectState *ds = node->fdw_state;
+	EState	   *estate = node->ss.ps.state;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+
+	if (!ds->done)
+	{
+		ds->done = true;
+		wcfdw_direct_run(node, ds);
+		if (ds->set_tag)
+			estate->es_processed += ds->deleted;
+		if (node->ss.ps.instrument)
+			node->ss.ps.instrument->tuplecount += ds->deleted;
+	}
+	return ExecClearTuple(slot);
+}
+
+void
+widecolEndDirectModify(ForeignScanState *node)
+{
+	WcFdwDirectState *ds = node->fdw_state;
+
+	if (ds != NULL && ds->rowcxt != NULL)
+		wcfdw_direct_close(ds);
+}
+
+void
+widecolExplainDirectModify(ForeignScanState *node, ExplainState *es)
+{
+	WcFdwDirectState *ds = node->fdw_state;
+	char	   *rowkeys = wcfdw_explain_conds(node, es, WCF_ROWKEY);
+	char	   *families = wcfdw_explain_conds(node, es, WCF_FAMILY);
+
+	ExplainPropertyText("Direct Delete",
+						psprintf("rowkey %s%s%s", rowkeys ? rowkeys : "",
+								 families ? " AND family " : "", families ? families : ""),
+						es);
+	if (es->analyze && ds != NULL && ds->done)
+	{
+		ExplainPropertyUInteger("Rows Deleted", NULL, ds->rows, es);
+		ExplainPropertyUInteger("Cells Deleted", NULL, ds->deleted, es);
+		ExplainPropertyUInteger("Family Markers", NULL, ds->markers, es);
+		ExplainPropertyUInteger("Version Tombstones", NULL, ds->tombstones, es);
+		if (ds->fallbacks > 0)
+			ExplainPropertyUInteger("Rows Changed Concurrently", NULL, ds->fallbacks, es);
+	}
+}
