@@ -346,6 +346,15 @@ int			wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag,
 int			wc_db_sync_logs(wc_db *db, wc_err *err);
 
 /*
+ * Closes the active log and starts a new one, unless the active log holds
+ * nothing (not even a torn tail).  A caller that lets records reach the log
+ * before they are durable elsewhere calls it before its first write after a
+ * restart (src/store.c): whatever the crash left at the end of the old log,
+ * no later record follows it there.
+ */
+int			wc_db_rotate_log(wc_db *db, wc_err *err);
+
+/*
  * Bulk writes.  A write with a nonzero tag whose batches hold at least
  * ingest_bytes (wc_open_opts) and no truncate is written as sorted files, one per
  * family, that a small log record names (DESIGN.md, "Bulk writes"): its bytes go

@@ -85,6 +85,42 @@ out:
 }
 
 /*
+ * Starts a new active log unless the active one is empty.  For a caller whose
+ * log records may reach the file before whatever makes them durable elsewhere
+ * (PostgreSQL's WAL, src/store.c): after a crash the active log may end with
+ * such a record that the WAL lost, which a copy of the store made from the WAL
+ * (a standby) does not have; the first write after a restart goes to a new
+ * log, so no later record ever follows one of those in a log.
+ */
+int
+wc_db_rotate_log(wc_db *db, wc_err *err)
+{
+	uint64_t	size = 0;
+	int			rc;
+
+	if ((rc = wc_db_check_writable(db, "rotate the log of", err)) != WC_OK)
+		return rc;
+	if ((rc = wc_db_lock(db, WC_LOCK_WRITE, true, err)) != WC_OK)
+		return rc;
+	rc = wc_db_refresh_full(db, err);
+	if (rc == WC_OK && db->nlogs == 0)
+		rc = wc_err_set(err, WC_CORRUPT, "MANIFEST lists no log");
+	if (rc == WC_OK)
+	{
+		wc_logmem  *active = db->logs[db->nlogs - 1];
+
+		/* a torn tail counts: the switch cuts it (a reported change) */
+		if (!active->closed && active->valid_end <= WC_LOG_HEADER_SIZE)
+			rc = wc_file_size(&active->file, &size, err);
+		if (rc == WC_OK && (active->closed || active->valid_end > WC_LOG_HEADER_SIZE ||
+							size > WC_LOG_HEADER_SIZE))
+			rc = wc_db_switch_log(db, active, err);
+	}
+	wc_db_unlock(db, WC_LOCK_WRITE);
+	return rc;
+}
+
+/*
  * Applies our own record (batches[] after header) without reading it back: we hold
  * the write lock and appended it at the valid end, so it is exactly what we wrote.
  * A record with a transaction tag is held until the tag resolves.

@@ -830,6 +830,41 @@ wcfdw_log_xid(void)
 }
 
 /*
+ * wcfdw_store_rotated
+ *		Whether s's log was rotated since the server started (rotating it
+ *		now if not), so that a commit's record may reach the log before the
+ *		WAL holds it durably
+ *
+ * WAL before data, for a commit's log record.  Written before its WAL is
+ * flushed, the record may outlive a crash that loses the WAL: an orphan,
+ * which two things make harmless.  Its xid is durable in the WAL before the
+ * write (wcfdw_log_xid), so recovery never hands it out again and the
+ * orphan stays aborted.  And a standby, whose copy of the log is made from
+ * the WAL, lacks the orphan's bytes: had the primary gone on appending to
+ * that log after its restart, the standby's copy would have a hole where
+ * its readers stop.  So the first write to each store after a start goes to
+ * a new log (wc_db_rotate_log, its changes flushed as always); the old one
+ * ends with the orphan on the primary and a little earlier on a standby,
+ * where nothing follows.  Shared memory starts empty at every start, a
+ * crash's too; without it (the library not preloaded: no logged writes at
+ * all) or with its set of rotated stores full, the WAL is flushed first, as
+ * before.
+ */
+static int
+wcfdw_store_rotated(WcFdwStore *s, bool *rotated, wc_err *err)
+{
+	int			rc;
+
+	*rotated = wcfdw_sync_rotated(s->path);
+	if (*rotated)
+		return WC_OK;
+	rc = wc_db_rotate_log(s->db, err);
+	if (rc >= 0)
+		*rotated = wcfdw_sync_mark_rotated(s->path);
+	return rc;
+}
+
+/*
  * wcfdw_pre_commit
  *		The commit path: writes every store's pending batches, each store's
  *		as one record tagged with our FullTransactionId; all fallible work
@@ -851,6 +886,7 @@ wcfdw_pre_commit(bool prepare)
 	ListCell   *lc;
 	bool		xid_logged = false;
 	bool		truncates;
+	bool		unflushed;
 
 	/* a table created and dropped (or rolled back to before it) in this xact */
 	foreach(lc, wcfdw_creates)
@@ -892,7 +928,7 @@ wcfdw_pre_commit(bool prepare)
 			continue;
 		if (s->db == NULL)
 			elog(ERROR, "store of foreign table %u is not open at commit", s->relid);
-		/* a logged store's write is a WAL record of ours, flushed first */
+		/* an unlogged store's xid durable first (a logged one's: below) */
 		if (!xid_logged && !s->logged)
 		{
 			wcfdw_log_xid();
@@ -901,16 +937,26 @@ wcfdw_pre_commit(bool prepare)
 
 		wc_err_clear(&err);
 		wc_db_set_ingest_bytes(s->db, wcfdw_bulk_write_bytes());
-		if (s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT)
+		rc = WC_OK;
+		if (s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT &&
+			(rc = wcfdw_store_rotated(s, &unflushed, &err)) >= 0)
 		{
 			/*
-			 * The WAL has the record before the log does (wal.c); the log is
-			 * made durable by the syncer before a checkpoint passes the
-			 * record (sync.c), or here if there is no syncer.  From the
-			 * record on no checkpoint may start writing: not before the
-			 * store is marked.
+			 * The log is made durable by the syncer before a checkpoint
+			 * passes the record (sync.c), or here if there is no syncer.
+			 * From the record on no checkpoint may start writing: not before
+			 * the store is marked.  The record's WAL is flushed before the
+			 * log is written, or, once the log was rotated since the server
+			 * started, the xid is made durable first (outside the table's
+			 * write lock, where concurrent commits share the flush) and the
+			 * record is flushed with the commit (wcfdw_store_rotated).
 			 */
-			wcfdw_chkpt_commit_begin();
+			if (unflushed && !xid_logged)
+			{
+				wcfdw_log_xid();
+				xid_logged = true;
+			}
+			wcfdw_chkpt_commit_begin(unflushed);
 			rc = wc_db_write(s->db, batches, n,
 							 U64FromFullTransactionId(GetTopFullTransactionId()),
 							 false, &err);
@@ -918,7 +964,7 @@ wcfdw_pre_commit(bool prepare)
 				rc = wc_db_sync_logs(s->db, &err);
 			wcfdw_chkpt_commit_end();
 		}
-		else
+		else if (rc >= 0)
 			rc = wc_db_write(s->db, batches, n,
 							 U64FromFullTransactionId(GetTopFullTransactionId()),
 							 synchronous_commit > SYNCHRONOUS_COMMIT_OFF, &err);

@@ -81,6 +81,9 @@ PGDLLEXPORT void wcfdw_syncer_main(Datum arg);
 /* stores written since the syncer's last round, at most */
 #define WCFDW_SYNC_MAX_DIRTY	1024
 
+/* stores whose log was rotated since the server started (store.c), at most */
+#define WCFDW_SYNC_MAX_ROTATED	4096
+
 /*
  * How often the syncer looks for a new redo point, and every how many looks
  * it renews its virtual xid while idle (a checkpoint waits for up to that,
@@ -103,6 +106,7 @@ typedef struct WcFdwSyncShared
 
 static WcFdwSyncShared *wcfdw_sync = NULL;
 static HTAB *wcfdw_dirty = NULL;
+static HTAB *wcfdw_rotated = NULL;
 
 static shmem_request_hook_type wcfdw_prev_shmem_request = NULL;
 static shmem_startup_hook_type wcfdw_prev_shmem_startup = NULL;
@@ -117,6 +121,7 @@ int			wcfdw_log_sync = WCFDW_LOG_SYNC_CHECKPOINT;
 
 /* This backend's reasons to hold DELAY_CHKPT_START, and whether it does. */
 static bool wcfdw_committing = false;	/* a commit's write into a logged store */
+static bool wcfdw_commit_unflushed = false; /* ... whose record need not be flushed first */
 static bool wcfdw_hold_commit = false;	/* its log record, until the store is marked */
 static bool wcfdw_hold_change = false;	/* one reported change, until made */
 static bool wcfdw_holding = false;
@@ -170,15 +175,28 @@ wcfdw_chkpt_change_end(void *arg)
  *		registration as dirty (or its fsync)
  */
 void
-wcfdw_chkpt_commit_begin(void)
+wcfdw_chkpt_commit_begin(bool unflushed)
 {
 	wcfdw_committing = true;
+	wcfdw_commit_unflushed = unflushed;
+}
+
+/*
+ * wcfdw_chkpt_commit_unflushed
+ *		Whether a change now being reported is a commit's record that may
+ *		reach its log before the WAL flushes it (store.c, "WAL before data")
+ */
+bool
+wcfdw_chkpt_commit_unflushed(void)
+{
+	return wcfdw_committing && wcfdw_commit_unflushed;
 }
 
 void
 wcfdw_chkpt_commit_end(void)
 {
 	wcfdw_committing = false;
+	wcfdw_commit_unflushed = false;
 	wcfdw_hold_commit = false;
 	wcfdw_chkpt_update();
 }
@@ -188,6 +206,7 @@ void
 wcfdw_chkpt_release_all(void)
 {
 	wcfdw_committing = false;
+	wcfdw_commit_unflushed = false;
 	wcfdw_hold_commit = false;
 	wcfdw_hold_change = false;
 	wcfdw_chkpt_update();
@@ -224,6 +243,48 @@ wcfdw_sync_defer(const char *path)
 	LWLockAcquire(wcfdw_sync->lock, LW_EXCLUSIVE);
 	ok = wcfdw_sync->active &&
 		hash_search(wcfdw_dirty, key, HASH_ENTER_NULL, &found) != NULL;
+	LWLockRelease(wcfdw_sync->lock);
+	return ok;
+}
+
+/* ---------------------------------------------------------------- rotated stores */
+
+/*
+ * wcfdw_sync_rotated / wcfdw_sync_mark_rotated
+ *		Whether the log of the store at path was rotated since the server
+ *		started (shared memory begins empty at every start, after a crash
+ *		too); marking is false if the set is full (or the library was not
+ *		preloaded): the caller then keeps flushing the WAL first
+ */
+bool
+wcfdw_sync_rotated(const char *path)
+{
+	char		key[MAXPGPATH];
+	bool		found;
+
+	if (wcfdw_sync == NULL)
+		return false;
+	MemSet(key, 0, sizeof(key));
+	strlcpy(key, path, sizeof(key));
+	LWLockAcquire(wcfdw_sync->lock, LW_SHARED);
+	found = hash_search(wcfdw_rotated, key, HASH_FIND, NULL) != NULL;
+	LWLockRelease(wcfdw_sync->lock);
+	return found;
+}
+
+bool
+wcfdw_sync_mark_rotated(const char *path)
+{
+	char		key[MAXPGPATH];
+	bool		found;
+	bool		ok;
+
+	if (wcfdw_sync == NULL)
+		return false;
+	MemSet(key, 0, sizeof(key));
+	strlcpy(key, path, sizeof(key));
+	LWLockAcquire(wcfdw_sync->lock, LW_EXCLUSIVE);
+	ok = hash_search(wcfdw_rotated, key, HASH_ENTER_NULL, &found) != NULL;
 	LWLockRelease(wcfdw_sync->lock);
 	return ok;
 }
@@ -432,8 +493,9 @@ wcfdw_syncer_main(Datum arg)
 static Size
 wcfdw_sync_shmem_size(void)
 {
-	return add_size(MAXALIGN(sizeof(WcFdwSyncShared)),
-					hash_estimate_size(WCFDW_SYNC_MAX_DIRTY, sizeof(WcFdwDirtyStore)));
+	return add_size(add_size(MAXALIGN(sizeof(WcFdwSyncShared)),
+							 hash_estimate_size(WCFDW_SYNC_MAX_DIRTY, sizeof(WcFdwDirtyStore))),
+					hash_estimate_size(WCFDW_SYNC_MAX_ROTATED, sizeof(WcFdwDirtyStore)));
 }
 
 static void
@@ -465,6 +527,9 @@ wcfdw_sync_shmem_startup(void)
 	wcfdw_dirty = ShmemInitHash("widecol_fdw dirty stores", WCFDW_SYNC_MAX_DIRTY,
 								WCFDW_SYNC_MAX_DIRTY, &ctl,
 								HASH_ELEM | HASH_STRINGS | HASH_FIXED_SIZE);
+	wcfdw_rotated = ShmemInitHash("widecol_fdw rotated stores", WCFDW_SYNC_MAX_ROTATED,
+								  WCFDW_SYNC_MAX_ROTATED, &ctl,
+								  HASH_ELEM | HASH_STRINGS | HASH_FIXED_SIZE);
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -184,7 +184,9 @@ wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err)
 		wcfdw_chkpt_change_begin(change->file);
 		end = wcfdw_wal_insert(wcfdw_wal_info(change->kind), path, change->file,
 							   change->offset, change->parts, change->nparts);
-		if (!(sst && change->kind == WC_CHANGE_WRITE) && change->kind != WC_CHANGE_SYNC)
+		if (!(sst && change->kind == WC_CHANGE_WRITE) && change->kind != WC_CHANGE_SYNC &&
+			!(change->kind == WC_CHANGE_WRITE && change->offset > 0 &&
+			  wcfdw_chkpt_commit_unflushed()))
 			XLogFlush(end);
 	}
 	PG_CATCH();
