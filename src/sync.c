@@ -3,9 +3,9 @@
  * sync.c
  *		  Logged tables' logs made durable by checkpoints, not by each commit
  *
- * A logged table's commit writes its record into the store's log after the
- * WAL holds it (wal.c).  The WAL alone would make it durable: redo writes the
- * record again after a crash.  But redo starts at the last checkpoint's redo
+ * A logged table's commit writes its record into the store's log, and into
+ * the WAL (wal.c, store.c).  The WAL alone would make it durable: redo writes
+ * the record again after a crash.  But redo starts at the last checkpoint's redo
  * point, so a record whose WAL precedes that point must be on disk in the
  * store before the checkpoint completes.  PostgreSQL makes its own files so
  * with the checkpointer's sync queue; an extension's files cannot join it in

@@ -8,7 +8,8 @@
  * file cut, synced or removed, MANIFEST replaced whole).  wcfdw_wal_change
  * writes each one into the WAL as a record of our custom resource manager
  * and flushes the WAL up to it before the change is made, as PostgreSQL
- * writes WAL before data; redo (crash recovery, streaming standbys,
+ * writes WAL before data (a commit's log record is flushed with the commit
+ * record instead: store.c, wcfdw_store_rotated, says why that is safe); redo (crash recovery, streaming standbys,
  * point-in-time recovery, a base backup's catch-up) makes the same change
  * in the same directory through a wc_replica.  Every change sets its target
  * to a state that does not depend on the target's earlier state, so redo may

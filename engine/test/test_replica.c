@@ -314,6 +314,8 @@ step(wc_db *db, uint64_t *rnd, int i)
 		rc = wc_db_compact(db, &err);
 	else if (what < 8)
 		rc = wc_db_maintain(db, &err);
+	else if (what < 9)
+		rc = wc_db_rotate_log(db, &err);	/* PostgreSQL: the first write after a start */
 	else
 	{
 		int			n = what < 12 ? 60 : 1 + (int) (test_rand(rnd) % 12);
@@ -412,6 +414,30 @@ main(void)
 	while (tocopy && copied < ntocopy)
 		copy_file(a, c, tocopy[copied++]);
 	CHECK(nchanges > 1000, "the workload made %zu changes", nchanges);
+	{
+		wc_batch   *bt = wc_batch_new();
+		size_t		before;
+		bool		manifest = false;
+
+		/* rotating a log that holds a record: a new log, named by a new MANIFEST */
+		wc_err_clear(&err);
+		rc = wc_batch_put(bt, "a", 1, "rot", 3, "q", 1, 1, "v", 1, &err);
+		CHECK_OK(rc, &err);
+		rc = wc_db_write(db, &bt, 1, 0, true, &err);
+		CHECK_OK(rc, &err);
+		before = nchanges;
+		rc = wc_db_rotate_log(db, &err);
+		CHECK_OK(rc, &err);
+		for (size_t k = before; k < nchanges; k++)
+			manifest |= changes[k].kind == WC_CHANGE_MANIFEST;
+		CHECK(manifest, "rotating a log with a record writes a MANIFEST");
+		before = nchanges;
+		rc = wc_db_rotate_log(db, &err);
+		CHECK_OK(rc, &err);
+		CHECK(nchanges == before, "rotating an empty log changes nothing (%zu changes)",
+			  nchanges - before);
+		wc_batch_free(bt);
+	}
 	CHECK(ndone == nchanges && !change_open, "each of the %zu changes done once (%zu)", nchanges,
 		  ndone);
 	{
