@@ -225,11 +225,8 @@ widecolBeginDirectModify(ForeignScanState *node, int eflags)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	EState	   *estate = node->ss.ps.state;
-	List	   *condinfo = list_nth(plan->fdw_private, WCFDW_PRIV_CONDS);
 	List	   *lock = list_nth(plan->fdw_private, WCFDW_PRIV_LOCK);
 	WcFdwDirectState *ds;
-	ListCell   *lc;
-	int			i;
 
 	ds = palloc0(sizeof(WcFdwDirectState));
 	node->fdw_state = ds;
@@ -238,24 +235,7 @@ widecolBeginDirectModify(ForeignScanState *node, int eflags)
 	ds->lockmode = linitial_int(lock);
 	ds->waitpolicy = lsecond_int(lock);
 
-	ds->nconds = list_length(condinfo) / 3;
-	ds->conds = palloc0(sizeof(WcFdwCondExec) * Max(ds->nconds, 1));
-	lc = list_head(plan->fdw_exprs);
-	for (i = 0; i < ds->nconds; i++)
-	{
-		WcFdwCondExec *c = &ds->conds[i];
-		Expr	   *e;
-
-		c->field = list_nth_int(condinfo, 3 * i);
-		c->kind = list_nth_int(condinfo, 3 * i + 1);
-		c->nargs = list_nth_int(condinfo, 3 * i + 2);
-		if (c->kind == WCK_OR || c->kind == WCK_AND)
-			continue;
-		e = lfirst(lc);
-		lc = lnext(plan->fdw_exprs, lc);
-		c->exprtype = exprType((Node *) e);
-		c->state = ExecInitExpr(e, (PlanState *) node);
-	}
+	ds->conds = wcfdw_init_conds(node, &ds->nconds);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
@@ -308,14 +288,7 @@ wcfdw_direct_open(ForeignScanState *node, WcFdwDirectState *ds)
 	pending = wcfdw_store_visible_batches(ds->store, ds->snap.snapshot->curcid, &npending);
 	ds->opts.pending = pending;
 	ds->opts.npending = npending;
-	if (IsMVCCSnapshot(ds->snap.snapshot))
-	{
-		ds->opts.tag_visible = wcfdw_tag_visible;
-		ds->opts.tag_visible_arg = &ds->snap;
-		ds->opts.snapshot_min = wcfdw_full_xid(ds->snap.snapshot->xmin);
-		if (ds->snap.serializable)
-			PredicateLockRelation(ds->rel, ds->snap.snapshot);
-	}
+	wcfdw_scan_opts_snapshot(&ds->opts, &ds->snap);
 	MemoryContextSwitchTo(old);
 
 	wc_err_clear(&err);
@@ -329,51 +302,34 @@ wcfdw_direct_open(ForeignScanState *node, WcFdwDirectState *ds)
 	return true;
 }
 
+/* c, a cell of the current row, as a view (its key) */
+static void
+wcfdw_direct_view(const WcFdwDirectState *ds, const WcFdwDirectCell *c, wc_cell_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->row = ds->row;
+	v->row_len = ds->row_len;
+	v->family = ds->topts.families[c->family].name;
+	v->family_len = strlen(v->family);
+	v->qual = c->qual;
+	v->qual_len = c->qual_len;
+	v->ts = c->ts;
+}
+
 /* The newest committed (or own pending) version of c's cell; 0 if none. */
 static int
 wcfdw_direct_newest(WcFdwDirectState *ds, const WcFdwDirectCell *c, uint64 *seq)
 {
-	wc_scan_opts o;
-	wc_key_range range;
-	wc_slice	fam,
-				qual;
-	wc_scan    *point = NULL;
-	wc_cell_view newest;
-	wc_err		err;
-	int			rc,
-				found;
+	wc_cell_view cell,
+				newest;
+	wc_scan    *point;
+	int			found;
 
-	wc_scan_opts_init(&o);
-	range.start = ds->row;
-	range.start_len = ds->row_len;
-	range.start_bound = WC_INCLUSIVE;
-	range.stop = ds->row;
-	range.stop_len = ds->row_len;
-	range.stop_bound = WC_INCLUSIVE;
-	fam.data = (const uint8_t *) ds->topts.families[c->family].name;
-	fam.len = strlen(ds->topts.families[c->family].name);
-	qual.data = c->qual;
-	qual.len = c->qual_len;
-	o.ranges = &range;
-	o.nranges = 1;
-	o.families = &fam;
-	o.nfamilies = 1;
-	o.quals = &qual;
-	o.nquals = 1;
-	o.ts_min = o.ts_max = c->ts;
-	o.now_ms = ds->opts.now_ms;
-	o.pending = ds->opts.pending;
-	o.npending = ds->opts.npending;
-	wc_err_clear(&err);
-	rc = wc_scan_open(ds->store->db, &o, &point, &err);
-	if (rc < 0)
-		wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
-	found = wc_scan_next(point, &newest, &err);
+	wcfdw_direct_view(ds, c, &cell);
+	point = wcfdw_open_newest(ds->store, &cell, &ds->opts, &newest, &found);
 	if (found == 1)
 		*seq = newest.seq;
 	wc_scan_close(point);
-	if (found < 0)
-		wcfdw_engine_error(ERROR, found, &err, "scan", ds->store->relname);
 	return found;
 }
 
@@ -412,17 +368,9 @@ wcfdw_direct_delete_row(WcFdwDirectState *ds)
 		return;
 	for (i = 0; i < ds->ncells; i++)
 	{
-		const WcFdwDirectCell *c = &ds->cells[i];
 		wc_cell_view v;
 
-		memset(&v, 0, sizeof(v));
-		v.row = ds->row;
-		v.row_len = ds->row_len;
-		v.family = ds->topts.families[c->family].name;
-		v.family_len = strlen(v.family);
-		v.qual = c->qual;
-		v.qual_len = c->qual_len;
-		v.ts = c->ts;
+		wcfdw_direct_view(ds, &ds->cells[i], &v);
 		(void) wcfdw_lock_cell(ds->store, ds->rel, &v, ds->lockmode, ds->waitpolicy);
 		CHECK_FOR_INTERRUPTS();
 	}

@@ -178,6 +178,24 @@ wcfdw_cell_to_values(WcFdwConverter *conv, const bool *need, const wc_cell_view 
 	}
 }
 
+/* Opens the engine scan with ss->opts as they stand. */
+static void
+wcfdw_scan_open(WcFdwScanState *ss)
+{
+	wc_err		err;
+	int			rc;
+
+	wc_err_clear(&err);
+	rc = wc_scan_open(ss->store->db, &ss->opts, &ss->scan, &err);
+	if (rc < 0)
+	{
+		ss->scan = NULL;
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
+	}
+	wcfdw_store_scan_opened(ss->store);
+	ss->nopens++;
+}
+
 static void
 wcfdw_scan_close(WcFdwScanState *ss)
 {
@@ -200,15 +218,118 @@ wcfdw_scan_cleanup(void *arg)
 	wcfdw_scan_close((WcFdwScanState *) arg);
 }
 
+/*
+ * wcfdw_init_conds
+ *		The scan's pushed conditions (fdw_private WCFDW_PRIV_CONDS, in prefix
+ *		order; a leaf takes the next of fdw_exprs), ready to evaluate
+ */
+WcFdwCondExec *
+wcfdw_init_conds(ForeignScanState *node, int *nconds)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	List	   *condinfo = list_nth(plan->fdw_private, WCFDW_PRIV_CONDS);
+	ListCell   *lc = list_head(plan->fdw_exprs);
+	WcFdwCondExec *conds;
+	int			i;
+
+	*nconds = list_length(condinfo) / 3;
+	conds = palloc0(sizeof(WcFdwCondExec) * Max(*nconds, 1));
+	for (i = 0; i < *nconds; i++)
+	{
+		WcFdwCondExec *c = &conds[i];
+		Expr	   *e;
+
+		c->field = list_nth_int(condinfo, 3 * i);
+		c->kind = list_nth_int(condinfo, 3 * i + 1);
+		c->nargs = list_nth_int(condinfo, 3 * i + 2);
+		if (c->kind == WCK_OR || c->kind == WCK_AND)
+			continue;
+		e = lfirst(lc);
+		lc = lnext(plan->fdw_exprs, lc);
+		c->exprtype = exprType((Node *) e);
+		c->state = ExecInitExpr(e, (PlanState *) node);
+	}
+	return conds;
+}
+
+/*
+ * wcfdw_scan_opts_snapshot
+ *		Makes a scan read what snap's snapshot sees (doc/SQL.md,
+ *		"Transactions"), and, in a serializable transaction, take the
+ *		relation's predicate lock
+ */
+void
+wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap)
+{
+	if (snap->snapshot == NULL || !IsMVCCSnapshot(snap->snapshot))
+		return;
+	o->tag_visible = wcfdw_tag_visible;
+	o->tag_visible_arg = snap;
+	o->snapshot_min = wcfdw_full_xid(snap->snapshot->xmin);
+	if (snap->serializable)
+		PredicateLockRelation(snap->rel, snap->snapshot);
+}
+
+/*
+ * wcfdw_open_newest
+ *		The newest committed version of cell (or the transaction's own pending
+ *		one: like's pending batches, and its now_ms), read by a point scan of
+ *		the store, which the caller closes (newest lives until then); found
+ *		is 1 or 0
+ */
+wc_scan *
+wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell, const wc_scan_opts *like,
+				  wc_cell_view *newest, int *found)
+{
+	wc_scan_opts o;
+	wc_key_range range;
+	wc_slice	fam,
+				qual;
+	wc_scan    *point = NULL;
+	wc_err		err;
+	int			rc;
+
+	wc_scan_opts_init(&o);
+	range.start = cell->row;
+	range.start_len = cell->row_len;
+	range.start_bound = WC_INCLUSIVE;
+	range.stop = cell->row;
+	range.stop_len = cell->row_len;
+	range.stop_bound = WC_INCLUSIVE;
+	fam.data = (const uint8_t *) cell->family;
+	fam.len = cell->family_len;
+	qual.data = cell->qual;
+	qual.len = cell->qual_len;
+	o.ranges = &range;
+	o.nranges = 1;
+	o.families = &fam;
+	o.nfamilies = 1;
+	o.quals = &qual;
+	o.nquals = 1;
+	o.ts_min = o.ts_max = cell->ts;
+	o.now_ms = like->now_ms;
+	o.pending = like->pending;
+	o.npending = like->npending;
+	wc_err_clear(&err);
+	rc = wc_scan_open(store->db, &o, &point, &err);
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", store->relname);
+	*found = wc_scan_next(point, newest, &err);
+	if (*found < 0)
+	{
+		wc_scan_close(point);
+		wcfdw_engine_error(ERROR, *found, &err, "scan", store->relname);
+	}
+	return point;
+}
+
 void
 widecolBeginForeignScan(ForeignScanState *node, int eflags)
 {
 	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
 	EState	   *estate = node->ss.ps.state;
 	WcFdwScanState *ss;
-	List	   *condinfo = list_nth(plan->fdw_private, WCFDW_PRIV_CONDS);
 	List	   *attrs = list_nth(plan->fdw_private, WCFDW_PRIV_ATTRS);
-	ListCell   *lc;
 	int			i;
 
 	ss = palloc0(sizeof(WcFdwScanState));
@@ -239,28 +360,12 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 	if (list_length(plan->fdw_private) > WCFDW_PRIV_REVERSE)
 		ss->reverse = linitial_int(list_nth(plan->fdw_private, WCFDW_PRIV_REVERSE)) != 0;
 
-	/* the conditions' nodes in prefix order; a leaf takes the next expr */
-	ss->nconds = list_length(condinfo) / 3;
-	ss->conds = palloc0(sizeof(WcFdwCondExec) * Max(ss->nconds, 1));
+	ss->conds = wcfdw_init_conds(node, &ss->nconds);
 	ss->rowkey_only_rescan = true;
-	lc = list_head(plan->fdw_exprs);
 	for (i = 0; i < ss->nconds; i++)
-	{
-		WcFdwCondExec *c = &ss->conds[i];
-		Expr	   *e;
-
-		c->field = list_nth_int(condinfo, 3 * i);
-		c->kind = list_nth_int(condinfo, 3 * i + 1);
-		c->nargs = list_nth_int(condinfo, 3 * i + 2);
-		if (c->kind == WCK_OR || c->kind == WCK_AND)
-			continue;
-		e = lfirst(lc);
-		lc = lnext(plan->fdw_exprs, lc);
-		c->exprtype = exprType((Node *) e);
-		c->state = ExecInitExpr(e, (PlanState *) node);
-		if (c->field != WCF_ROWKEY && !IsA(e, Const))
+		if (ss->conds[i].state != NULL && ss->conds[i].field != WCF_ROWKEY &&
+			!IsA(ss->conds[i].state->expr, Const))
 			ss->rowkey_only_rescan = false;
-	}
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
@@ -427,14 +532,7 @@ wcfdw_next_chunk(WcFdwScanState *ss)
 		{
 			ss->opts.ranges = out;
 			ss->opts.nranges = n;
-			rc = wc_scan_open(ss->store->db, &ss->opts, &ss->scan, &err);
-			if (rc < 0)
-			{
-				ss->scan = NULL;
-				wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
-			}
-			wcfdw_store_scan_opened(ss->store);
-			ss->nopens++;
+			wcfdw_scan_open(ss);
 		}
 		else
 		{
@@ -460,8 +558,6 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	MemoryContext old;
 	wc_batch  **pending;
 	int			npending;
-	wc_err		err;
-	int			rc;
 
 	Assert(ss->scan == NULL);
 	MemoryContextReset(ss->keycxt);
@@ -501,15 +597,7 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	pending = wcfdw_store_visible_batches(ss->store, ss->curcid, &npending);
 	ss->opts.pending = pending;
 	ss->opts.npending = npending;
-	/* what the statement's snapshot sees (doc/SQL.md, "Transactions") */
-	if (ss->snap.snapshot != NULL && IsMVCCSnapshot(ss->snap.snapshot))
-	{
-		ss->opts.tag_visible = wcfdw_tag_visible;
-		ss->opts.tag_visible_arg = &ss->snap;
-		ss->opts.snapshot_min = wcfdw_full_xid(ss->snap.snapshot->xmin);
-		if (ss->snap.serializable)
-			PredicateLockRelation(ss->rel, ss->snap.snapshot);
-	}
+	wcfdw_scan_opts_snapshot(&ss->opts, &ss->snap);
 	MemoryContextSwitchTo(old);
 
 	if (ss->pstate != NULL && !ss->leader_only)
@@ -520,15 +608,7 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 		return;
 	}
 
-	wc_err_clear(&err);
-	rc = wc_scan_open(ss->store->db, &ss->opts, &ss->scan, &err);
-	if (rc < 0)
-	{
-		ss->scan = NULL;
-		wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
-	}
-	wcfdw_store_scan_opened(ss->store);
-	ss->nopens++;
+	wcfdw_scan_open(ss);
 	if (ss->wneed)
 		wcfdw_wide_reader_reset(&ss->reader, ss->scan);
 }
@@ -623,15 +703,9 @@ static WcFdwLockResult
 wcfdw_lock_row(ForeignScanState *node, WcFdwScanState *ss, const wc_cell_view *cell,
 			   TupleTableSlot *slot)
 {
-	wc_scan_opts o;
-	wc_key_range range;
-	wc_slice	fam,
-				qual;
-	wc_scan    *point = NULL;
+	wc_scan    *point;
 	wc_cell_view newest;
-	wc_err		err;
-	int			rc,
-				found;
+	int			found;
 	MemoryContext old;
 
 	if (!wcfdw_acquire_row_lock(ss, wcfdw_row_hash(cell)))
@@ -642,37 +716,7 @@ wcfdw_lock_row(ForeignScanState *node, WcFdwScanState *ss, const wc_cell_view *c
 	if (wc_scan_sees_latest(ss->scan))
 		return WCFDW_ROW_SAME;
 
-	wc_scan_opts_init(&o);
-	range.start = cell->row;
-	range.start_len = cell->row_len;
-	range.start_bound = WC_INCLUSIVE;
-	range.stop = cell->row;
-	range.stop_len = cell->row_len;
-	range.stop_bound = WC_INCLUSIVE;
-	fam.data = (const uint8_t *) cell->family;
-	fam.len = cell->family_len;
-	qual.data = cell->qual;
-	qual.len = cell->qual_len;
-	o.ranges = &range;
-	o.nranges = 1;
-	o.families = &fam;
-	o.nfamilies = 1;
-	o.quals = &qual;
-	o.nquals = 1;
-	o.ts_min = o.ts_max = cell->ts;
-	o.now_ms = ss->opts.now_ms;
-	o.pending = ss->opts.pending;
-	o.npending = ss->opts.npending;
-	wc_err_clear(&err);
-	rc = wc_scan_open(ss->store->db, &o, &point, &err);
-	if (rc < 0)
-		wcfdw_engine_error(ERROR, rc, &err, "scan", ss->store->relname);
-	found = wc_scan_next(point, &newest, &err);
-	if (found < 0)
-	{
-		wc_scan_close(point);
-		wcfdw_engine_error(ERROR, found, &err, "scan", ss->store->relname);
-	}
+	point = wcfdw_open_newest(ss->store, cell, &ss->opts, &newest, &found);
 	if (found == 1 && newest.seq == cell->seq)
 	{
 		wc_scan_close(point);

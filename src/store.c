@@ -928,34 +928,33 @@ wcfdw_pre_commit(bool prepare)
 			continue;
 		if (s->db == NULL)
 			elog(ERROR, "store of foreign table %u is not open at commit", s->relid);
-		/* an unlogged store's xid durable first (a logged one's: below) */
-		if (!xid_logged && !s->logged)
+		wc_err_clear(&err);
+		rc = WC_OK;
+		unflushed = false;
+		if (s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT)
+			rc = wcfdw_store_rotated(s, &unflushed, &err);
+
+		/*
+		 * The xid durable before the store holds it: for an unlogged store,
+		 * and for a logged one whose record is flushed with the commit
+		 * rather than before the log write (wcfdw_store_rotated); outside
+		 * the table's write lock, where concurrent commits share the flush.
+		 */
+		if (rc >= 0 && !xid_logged && (!s->logged || unflushed))
 		{
 			wcfdw_log_xid();
 			xid_logged = true;
 		}
 
-		wc_err_clear(&err);
 		wc_db_set_ingest_bytes(s->db, wcfdw_bulk_write_bytes());
-		rc = WC_OK;
-		if (s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT &&
-			(rc = wcfdw_store_rotated(s, &unflushed, &err)) >= 0)
+		if (rc >= 0 && s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT)
 		{
 			/*
 			 * The log is made durable by the syncer before a checkpoint
 			 * passes the record (sync.c), or here if there is no syncer.
 			 * From the record on no checkpoint may start writing: not before
-			 * the store is marked.  The record's WAL is flushed before the
-			 * log is written, or, once the log was rotated since the server
-			 * started, the xid is made durable first (outside the table's
-			 * write lock, where concurrent commits share the flush) and the
-			 * record is flushed with the commit (wcfdw_store_rotated).
+			 * the store is marked.
 			 */
-			if (unflushed && !xid_logged)
-			{
-				wcfdw_log_xid();
-				xid_logged = true;
-			}
 			wcfdw_chkpt_commit_begin(unflushed);
 			rc = wc_db_write(s->db, batches, n,
 							 U64FromFullTransactionId(GetTopFullTransactionId()),

@@ -214,6 +214,14 @@ wcfdw_chkpt_release_all(void)
 
 /* ---------------------------------------------------------------- the dirty set */
 
+/* path as a key of the shared sets (HASH_STRINGS: MAXPGPATH bytes) */
+static void
+wcfdw_sync_key(char *key, const char *path)
+{
+	MemSet(key, 0, MAXPGPATH);
+	strlcpy(key, path, MAXPGPATH);
+}
+
 /*
  * wcfdw_sync_defer
  *		Marks the store at path dirty for the syncer; false if there is no
@@ -230,8 +238,7 @@ wcfdw_sync_defer(const char *path)
 
 	if (wcfdw_sync == NULL || wcfdw_log_sync != WCFDW_LOG_SYNC_CHECKPOINT)
 		return false;
-	MemSet(key, 0, sizeof(key));
-	strlcpy(key, path, sizeof(key));
+	wcfdw_sync_key(key, path);
 
 	/* most commits find their store already marked since the last round */
 	LWLockAcquire(wcfdw_sync->lock, LW_SHARED);
@@ -264,8 +271,7 @@ wcfdw_sync_rotated(const char *path)
 
 	if (wcfdw_sync == NULL)
 		return false;
-	MemSet(key, 0, sizeof(key));
-	strlcpy(key, path, sizeof(key));
+	wcfdw_sync_key(key, path);
 	LWLockAcquire(wcfdw_sync->lock, LW_SHARED);
 	found = hash_search(wcfdw_rotated, key, HASH_FIND, NULL) != NULL;
 	LWLockRelease(wcfdw_sync->lock);
@@ -281,8 +287,7 @@ wcfdw_sync_mark_rotated(const char *path)
 
 	if (wcfdw_sync == NULL)
 		return false;
-	MemSet(key, 0, sizeof(key));
-	strlcpy(key, path, sizeof(key));
+	wcfdw_sync_key(key, path);
 	LWLockAcquire(wcfdw_sync->lock, LW_EXCLUSIVE);
 	ok = hash_search(wcfdw_rotated, key, HASH_ENTER_NULL, &found) != NULL;
 	LWLockRelease(wcfdw_sync->lock);

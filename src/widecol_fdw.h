@@ -436,6 +436,10 @@ extern bool widecolAnalyzeForeignTable(Relation relation,
 									   BlockNumber *totalpages);
 extern bool wcfdw_lock_cell(WcFdwStore *store, Relation rel, const wc_cell_view *c,
 							LOCKMODE mode, LockWaitPolicy wait);
+extern WcFdwCondExec *wcfdw_init_conds(ForeignScanState *node, int *nconds);
+extern void wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap);
+extern wc_scan *wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell,
+								  const wc_scan_opts *like, wc_cell_view *newest, int *found);
 extern char *wcfdw_explain_conds(ForeignScanState *node, ExplainState *es, WcFdwField field);
 
 /* direct.c: DELETE of whole rows or families as one marker each */

@@ -320,28 +320,33 @@ write_log(const char *dir, const golden_log *g)
 
 #ifndef GOLDEN_OLD_TREE
 /*
- * store-zstd/: a store whose family "data" is zstd-compressed: its sorted file
- * 000003.sst (format version 3), its active log 000002.log, and a MANIFEST
- * naming both (format version 1).
+ * A store of one sorted file and one log, in dir/name: golden_ssts[which]
+ * compressed with compression as 000003.sst, golden_logs[which] as the active log
+ * 000002.log, and a MANIFEST naming both (format version 1).
+ *
+ * store-zstd/: family "data" zstd-compressed (a sorted file of format version 3).
+ * store-bounded/: bounded DEL_FAMILY entries beside plain ones in both files (a
+ * sorted file of format version 4).
  */
 static int
-write_store_zstd(const char *dir)
+write_store(const char *dir, const char *name, int which, int compression)
 {
 	char		sub[4096];
+	char		what[4200];
 	wc_manifest m;
 	wc_err		err;
 	uint64_t	logs[1] = {2};
 	wc_sst	   *s;
 	int			rc;
 
-	snprintf(sub, sizeof(sub), "%s/store-zstd", dir);
+	snprintf(sub, sizeof(sub), "%s/%s", dir, name);
 	if (mkdir(sub, 0777) != 0)
 	{
 		fprintf(stderr, "make_golden: cannot create %s (remove it first to remake it)\n", sub);
 		return 1;
 	}
-	if (write_sst(dir, &golden_ssts[2], WC_COMPRESS_ZSTD, 512) != 0 ||
-		write_log(dir, &golden_logs[2]) != 0)
+	if (write_sst(dir, &golden_ssts[which], compression, 512) != 0 ||
+		write_log(dir, &golden_logs[which]) != 0)
 		return 1;
 	memset(&m, 0, sizeof(m));
 	wc_err_clear(&err);
@@ -359,54 +364,9 @@ write_store_zstd(const char *dir)
 	m.logs = NULL;
 	m.nlogs = 0;
 	wc_manifest_clear(&m);
+	snprintf(what, sizeof(what), "%s/MANIFEST", name);
 	if (rc != WC_OK)
-		return fail("store-zstd/MANIFEST", &err);
-	print_file(sub, "MANIFEST");
-	return 0;
-}
-
-/*
- * store-bounded/: a store whose sorted file 000003.sst (format version 4) and log
- * 000002.log hold bounded DEL_FAMILY entries beside plain ones, and a MANIFEST
- * naming both (format version 1).
- */
-static int
-write_store_bounded(const char *dir)
-{
-	char		sub[4096];
-	wc_manifest m;
-	wc_err		err;
-	uint64_t	logs[1] = {2};
-	wc_sst	   *s;
-	int			rc;
-
-	snprintf(sub, sizeof(sub), "%s/store-bounded", dir);
-	if (mkdir(sub, 0777) != 0)
-	{
-		fprintf(stderr, "make_golden: cannot create %s (remove it first to remake it)\n", sub);
-		return 1;
-	}
-	if (write_sst(dir, &golden_ssts[3], WC_COMPRESS_LZ4, 512) != 0 ||
-		write_log(dir, &golden_logs[3]) != 0)
-		return 1;
-	memset(&m, 0, sizeof(m));
-	wc_err_clear(&err);
-	m.version = 1;
-	m.next_file = 4;
-	m.last_seq = 999;
-	m.logs = logs;
-	m.nlogs = 1;
-	if (wc_sst_open(sub, "000003.sst", &s, &err) != WC_OK)
-		return fail("000003.sst", &err);
-	rc = wc_manifest_add_file(&m, 3, wc_sst_get_props(s), &err);
-	wc_sst_unref(s);
-	if (rc == WC_OK)
-		rc = wc_manifest_write(sub, &m, &err);
-	m.logs = NULL;
-	m.nlogs = 0;
-	wc_manifest_clear(&m);
-	if (rc != WC_OK)
-		return fail("store-bounded/MANIFEST", &err);
+		return fail(what, &err);
 	print_file(sub, "MANIFEST");
 	return 0;
 }
@@ -510,9 +470,9 @@ main(int argc, char **argv)
 		else if (strcmp(what, "log-v2") == 0)
 			bad |= write_log(dir, &golden_logs[1]);
 		else if (strcmp(what, "store-zstd") == 0)
-			bad |= write_store_zstd(dir);
+			bad |= write_store(dir, "store-zstd", 2, WC_COMPRESS_ZSTD);
 		else if (strcmp(what, "store-bounded") == 0)
-			bad |= write_store_bounded(dir);
+			bad |= write_store(dir, "store-bounded", 3, WC_COMPRESS_LZ4);
 #else
 		else if (strcmp(what, "log-v1") == 0)
 			bad |= write_log(dir, &golden_logs[0]);
