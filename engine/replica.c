@@ -6,7 +6,8 @@
  * To the store's readers a replica is one more writer: it attaches to LOCK like a
  * handle, appends to a log under the write lock and publishes the log's end on the
  * shared page, and bumps the manifest generation after replacing MANIFEST.  It
- * reads nothing of the store and keeps nothing but the file it wrote last.
+ * reads nothing of the store and keeps nothing but the file it wrote last and where
+ * the changes it applied left each log's end (wc_replica_cut).
  *
  * Layer 3 of the store core (DESIGN.md, "Layers"): it calls lock.c and, below the
  * core, manifest.c and env.c.
@@ -19,10 +20,20 @@
 
 #include "err.h"
 
+/* A log the replica wrote: where the changes it applied left the log's end. */
+typedef struct replica_log
+{
+	uint64_t	number;
+	uint64_t	end;
+} replica_log;
+
 struct wc_replica
 {
 	wc_db		db;				/* only what lock.c uses: dir, LOCK, the page */
 	wc_file		file;			/* the file written last, kept open */
+	replica_log *logs;			/* the logs written to, for wc_replica_cut */
+	int			nlogs;
+	int			maxlogs;
 };
 
 int
@@ -61,8 +72,33 @@ wc_replica_close(wc_replica *r)
 		return;
 	wc_file_close(&r->file);
 	wc_db_detach(&r->db);
+	free(r->logs);
 	free(r->db.dir);
 	free(r);
+}
+
+/* The entry of log number, added if add (NULL if absent, or out of memory). */
+static replica_log *
+find_log(wc_replica *r, uint64_t number, bool add)
+{
+	for (int i = 0; i < r->nlogs; i++)
+		if (r->logs[i].number == number)
+			return &r->logs[i];
+	if (!add)
+		return NULL;
+	if (r->nlogs == r->maxlogs)
+	{
+		int			n = r->maxlogs ? r->maxlogs * 2 : 8;
+		replica_log *logs = realloc(r->logs, sizeof(replica_log) * n);
+
+		if (logs == NULL)
+			return NULL;
+		r->logs = logs;
+		r->maxlogs = n;
+	}
+	r->logs[r->nlogs].number = number;
+	r->logs[r->nlogs].end = 0;
+	return &r->logs[r->nlogs++];
 }
 
 /* r->file open on name (created if create), or WC_NOT_FOUND. */
@@ -118,6 +154,16 @@ change_bytes(wc_replica *r, const wc_change *c, wc_err *err)
 	}
 	else if (rc == WC_OK)
 		rc = wc_file_truncate(&r->file, c->offset, err);
+	if (number > 0 && rc == WC_OK)
+	{
+		replica_log *lg = find_log(r, number, true);
+
+		/* a write applied again below the end leaves it; a cut sets it */
+		if (lg == NULL)
+			rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		else if (c->kind == WC_CHANGE_TRUNCATE || end > lg->end)
+			lg->end = end;
+	}
 	if (number > 0)
 	{
 		/* after a failure nobody knows where the log ends: readers look */
@@ -154,6 +200,13 @@ wc_replica_apply(wc_replica *r, const wc_change *c, wc_err *err)
 		case WC_CHANGE_REMOVE:
 			if (strcmp(r->file.name, c->file) == 0)
 				wc_file_close(&r->file);
+			if (log_number(c->file) > 0)
+			{
+				replica_log *lg = find_log(r, log_number(c->file), false);
+
+				if (lg != NULL)
+					*lg = r->logs[--r->nlogs];
+			}
 			return wc_env_unlink(r->db.dir, c->file, err);
 		case WC_CHANGE_MANIFEST:
 			{
@@ -179,4 +232,52 @@ wc_replica_apply(wc_replica *r, const wc_change *c, wc_err *err)
 			}
 	}
 	return wc_err_set(err, WC_INVALID, "unknown kind of change %d", c->kind);
+}
+
+/*
+ * After the last change: each log it wrote to is cut where those changes left its
+ * end, and synced.  Bytes past that point were written by the store's own handles
+ * and never reported as made, so nothing replays them: in PostgreSQL, a commit's
+ * log record whose WAL a crash lost (DESIGN.md, "WAL before data").  Where the
+ * changes stop is where a copy made from them ends, a standby's for one.
+ */
+int
+wc_replica_cut(wc_replica *r, uint64_t *cut, wc_err *err)
+{
+	int			rc;
+
+	*cut = 0;
+	if (r->nlogs == 0)
+		return WC_OK;
+	if ((rc = wc_db_lock(&r->db, WC_LOCK_WRITE, true, err)) != WC_OK)
+		return rc;
+	for (int i = 0; i < r->nlogs && rc == WC_OK; i++)
+	{
+		char		name[32];
+		uint64_t	size = 0;
+
+		wc_file_name(name, sizeof(name), r->logs[i].number, "log");
+		rc = open_file(r, name, false, err);
+		if (rc == WC_NOT_FOUND)
+		{
+			wc_err_clear(err);
+			rc = WC_OK;
+			continue;
+		}
+		if (rc == WC_OK)
+			rc = wc_file_size(&r->file, &size, err);
+		if (rc == WC_OK && size > r->logs[i].end)
+		{
+			rc = wc_file_truncate(&r->file, r->logs[i].end, err);
+			if (rc == WC_OK)
+				rc = wc_file_sync(&r->file, false, err);
+			if (rc == WC_OK)
+				*cut += size - r->logs[i].end;
+		}
+	}
+	/* readers look for the end themselves */
+	if (*cut > 0 || rc != WC_OK)
+		wc_db_shared_set_log(&r->db, 0, 0);
+	wc_db_unlock(&r->db, WC_LOCK_WRITE);
+	return rc;
 }

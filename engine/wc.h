@@ -638,6 +638,15 @@ int			wc_replica_open(const char *dir, wc_replica **out, wc_err *err);
  * create it or do nothing; MANIFEST is written aside, synced and renamed. */
 int			wc_replica_apply(wc_replica *r, const wc_change *change, wc_err *err);
 
+/*
+ * After the last change (PostgreSQL: at the end of recovery): cuts each log the
+ * replica wrote to where the applied changes left its end, and syncs it; *cut is
+ * the number of bytes removed.  Bytes past that end were written by the store's own
+ * handles and never reported as made: a primary's commit records whose WAL a crash
+ * lost, which no standby has either.
+ */
+int			wc_replica_cut(wc_replica *r, uint64_t *cut, wc_err *err);
+
 void		wc_replica_close(wc_replica *r);
 
 #ifdef __cplusplus

@@ -17,9 +17,8 @@
  * transaction leaves a directory to remove if it aborts, and the batches an
  * abort discards are freed when the last scan closes; split in two, each half
  * would call the other.  And the next changes each land in one place.  The
- * commit path is one function, wcfdw_pre_commit: a WAL record for each store
- * write (replacing wcfdw_log_xid) goes there, next to the wc_db_write it
- * describes.  The row locks that scans under a PostgreSQL snapshot will take
+ * commit path is one function, wcfdw_pre_commit: the WAL records of each
+ * store write (wal.c) are made there, by the wc_db_write they describe.  The row locks that scans under a PostgreSQL snapshot will take
  * are transaction state of a store, kept on the same entry and released by
  * the same callbacks (how a tag resolves against a snapshot is resolve.c's).
  *
@@ -808,7 +807,8 @@ wcfdw_store_drop(Oid relid, const char *path)
 
 /*
  * wcfdw_log_xid
- *		Makes our xid durable in PostgreSQL's WAL before any store holds it
+ *		Makes our xid durable in PostgreSQL's WAL before an unlogged store
+ *		holds it
  *
  * A transaction that wrote only to foreign tables writes no WAL before its
  * commit record, so PostgreSQL would commit it asynchronously (the commit
@@ -827,41 +827,6 @@ wcfdw_log_xid(void)
 	(void) GetTopTransactionId();
 	lsn = LogLogicalMessage("widecol_fdw", "commit", 6, false);
 	XLogFlush(lsn);
-}
-
-/*
- * wcfdw_store_rotated
- *		Whether s's log was rotated since the server started (rotating it
- *		now if not), so that a commit's record may reach the log before the
- *		WAL holds it durably
- *
- * WAL before data, for a commit's log record.  Written before its WAL is
- * flushed, the record may outlive a crash that loses the WAL: an orphan,
- * which two things make harmless.  Its xid is durable in the WAL before the
- * write (wcfdw_log_xid), so recovery never hands it out again and the
- * orphan stays aborted.  And a standby, whose copy of the log is made from
- * the WAL, lacks the orphan's bytes: had the primary gone on appending to
- * that log after its restart, the standby's copy would have a hole where
- * its readers stop.  So the first write to each store after a start goes to
- * a new log (wc_db_rotate_log, its changes flushed as always); the old one
- * ends with the orphan on the primary and a little earlier on a standby,
- * where nothing follows.  Shared memory starts empty at every start, a
- * crash's too; without it (the library not preloaded: no logged writes at
- * all) or with its set of rotated stores full, the WAL is flushed first, as
- * before.
- */
-static int
-wcfdw_store_rotated(WcFdwStore *s, bool *rotated, wc_err *err)
-{
-	int			rc;
-
-	*rotated = wcfdw_sync_rotated(s->path);
-	if (*rotated)
-		return WC_OK;
-	rc = wc_db_rotate_log(s->db, err);
-	if (rc >= 0)
-		*rotated = wcfdw_sync_mark_rotated(s->path);
-	return rc;
 }
 
 /*
@@ -886,7 +851,6 @@ wcfdw_pre_commit(bool prepare)
 	ListCell   *lc;
 	bool		xid_logged = false;
 	bool		truncates;
-	bool		unflushed;
 
 	/* a table created and dropped (or rolled back to before it) in this xact */
 	foreach(lc, wcfdw_creates)
@@ -929,25 +893,21 @@ wcfdw_pre_commit(bool prepare)
 		if (s->db == NULL)
 			elog(ERROR, "store of foreign table %u is not open at commit", s->relid);
 		wc_err_clear(&err);
-		rc = WC_OK;
-		unflushed = false;
-		if (s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT)
-			rc = wcfdw_store_rotated(s, &unflushed, &err);
 
 		/*
-		 * The xid durable before the store holds it: for an unlogged store,
-		 * and for a logged one whose record is flushed with the commit
-		 * rather than before the log write (wcfdw_store_rotated); outside
-		 * the table's write lock, where concurrent commits share the flush.
+		 * The xid durable before an unlogged store holds it (a logged
+		 * store's record carries it into the WAL, and recovery cuts a
+		 * record whose WAL it lost: wal.c); outside the table's write lock,
+		 * where concurrent commits share the flush.
 		 */
-		if (rc >= 0 && !xid_logged && (!s->logged || unflushed))
+		if (!s->logged && !xid_logged)
 		{
 			wcfdw_log_xid();
 			xid_logged = true;
 		}
 
 		wc_db_set_ingest_bytes(s->db, wcfdw_bulk_write_bytes());
-		if (rc >= 0 && s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT)
+		if (s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT)
 		{
 			/*
 			 * The log is made durable by the syncer before a checkpoint
@@ -955,7 +915,7 @@ wcfdw_pre_commit(bool prepare)
 			 * From the record on no checkpoint may start writing: not before
 			 * the store is marked.
 			 */
-			wcfdw_chkpt_commit_begin(unflushed);
+			wcfdw_chkpt_commit_begin();
 			rc = wc_db_write(s->db, batches, n,
 							 U64FromFullTransactionId(GetTopFullTransactionId()),
 							 false, &err);
@@ -963,7 +923,7 @@ wcfdw_pre_commit(bool prepare)
 				rc = wc_db_sync_logs(s->db, &err);
 			wcfdw_chkpt_commit_end();
 		}
-		else if (rc >= 0)
+		else
 			rc = wc_db_write(s->db, batches, n,
 							 U64FromFullTransactionId(GetTopFullTransactionId()),
 							 synchronous_commit > SYNCHRONOUS_COMMIT_OFF, &err);

@@ -81,8 +81,8 @@ PGDLLEXPORT void wcfdw_syncer_main(Datum arg);
 /* stores written since the syncer's last round, at most */
 #define WCFDW_SYNC_MAX_DIRTY	1024
 
-/* stores whose log was rotated since the server started (store.c), at most */
-#define WCFDW_SYNC_MAX_ROTATED	4096
+/* stores whose active log has an anchor (wcfdw_sync_anchor), at most */
+#define WCFDW_SYNC_MAX_ANCHORS	4096
 
 /*
  * How often the syncer looks for a new redo point, and every how many looks
@@ -97,6 +97,17 @@ typedef struct WcFdwDirtyStore
 	char		path[MAXPGPATH];	/* hash key: the store's directory */
 } WcFdwDirtyStore;
 
+/*
+ * A store's anchor: the end of the last WAL record of a change to one of its
+ * logs that was flushed before the change was made (wal.c).
+ */
+typedef struct WcFdwAnchor
+{
+	char		path[MAXPGPATH];	/* hash key: the store as records name it */
+	char		file[64];		/* the log */
+	XLogRecPtr	end;
+} WcFdwAnchor;
+
 typedef struct WcFdwSyncShared
 {
 	LWLock	   *lock;			/* protects the rest and the dirty set */
@@ -106,7 +117,7 @@ typedef struct WcFdwSyncShared
 
 static WcFdwSyncShared *wcfdw_sync = NULL;
 static HTAB *wcfdw_dirty = NULL;
-static HTAB *wcfdw_rotated = NULL;
+static HTAB *wcfdw_anchors = NULL;
 
 static shmem_request_hook_type wcfdw_prev_shmem_request = NULL;
 static shmem_startup_hook_type wcfdw_prev_shmem_startup = NULL;
@@ -121,7 +132,6 @@ int			wcfdw_log_sync = WCFDW_LOG_SYNC_CHECKPOINT;
 
 /* This backend's reasons to hold DELAY_CHKPT_START, and whether it does. */
 static bool wcfdw_committing = false;	/* a commit's write into a logged store */
-static bool wcfdw_commit_unflushed = false; /* ... whose record need not be flushed first */
 static bool wcfdw_hold_commit = false;	/* its log record, until the store is marked */
 static bool wcfdw_hold_change = false;	/* one reported change, until made */
 static bool wcfdw_holding = false;
@@ -175,28 +185,27 @@ wcfdw_chkpt_change_end(void *arg)
  *		registration as dirty (or its fsync)
  */
 void
-wcfdw_chkpt_commit_begin(bool unflushed)
+wcfdw_chkpt_commit_begin(void)
 {
 	wcfdw_committing = true;
-	wcfdw_commit_unflushed = unflushed;
 }
 
 /*
- * wcfdw_chkpt_commit_unflushed
- *		Whether a change now being reported is a commit's record that may
- *		reach its log before the WAL flushes it (store.c, "WAL before data")
+ * wcfdw_chkpt_committing
+ *		Whether a change now being reported is part of a commit's write
+ *		(whose log record may reach its log before the WAL flushes it:
+ *		wal.c, wcfdw_wal_change)
  */
 bool
-wcfdw_chkpt_commit_unflushed(void)
+wcfdw_chkpt_committing(void)
 {
-	return wcfdw_committing && wcfdw_commit_unflushed;
+	return wcfdw_committing;
 }
 
 void
 wcfdw_chkpt_commit_end(void)
 {
 	wcfdw_committing = false;
-	wcfdw_commit_unflushed = false;
 	wcfdw_hold_commit = false;
 	wcfdw_chkpt_update();
 }
@@ -206,7 +215,6 @@ void
 wcfdw_chkpt_release_all(void)
 {
 	wcfdw_committing = false;
-	wcfdw_commit_unflushed = false;
 	wcfdw_hold_commit = false;
 	wcfdw_hold_change = false;
 	wcfdw_chkpt_update();
@@ -254,44 +262,59 @@ wcfdw_sync_defer(const char *path)
 	return ok;
 }
 
-/* ---------------------------------------------------------------- rotated stores */
+/* ---------------------------------------------------------------- anchors */
 
 /*
- * wcfdw_sync_rotated / wcfdw_sync_mark_rotated
- *		Whether the log of the store at path was rotated since the server
- *		started (shared memory begins empty at every start, after a crash
- *		too); marking is false if the set is full (or the library was not
- *		preloaded): the caller then keeps flushing the WAL first
+ * wcfdw_sync_anchored
+ *		Whether the store at path (as records name it) has an anchor in log
+ *		file that the current redo point has not passed
+ *
+ * Called holding DELAY_CHKPT_START (wal.c says why that matters).  Shared
+ * memory begins empty at every start, after a crash too: the first write
+ * into each log after a start finds no anchor.
  */
 bool
-wcfdw_sync_rotated(const char *path)
+wcfdw_sync_anchored(const char *path, const char *file)
 {
 	char		key[MAXPGPATH];
-	bool		found;
+	WcFdwAnchor *a;
+	XLogRecPtr	end = InvalidXLogRecPtr;
 
 	if (wcfdw_sync == NULL)
 		return false;
 	wcfdw_sync_key(key, path);
 	LWLockAcquire(wcfdw_sync->lock, LW_SHARED);
-	found = hash_search(wcfdw_rotated, key, HASH_FIND, NULL) != NULL;
+	a = hash_search(wcfdw_anchors, key, HASH_FIND, NULL);
+	if (a != NULL && strcmp(a->file, file) == 0)
+		end = a->end;
 	LWLockRelease(wcfdw_sync->lock);
-	return found;
+	return end != InvalidXLogRecPtr && end > GetRedoRecPtr();
 }
 
-bool
-wcfdw_sync_mark_rotated(const char *path)
+/*
+ * wcfdw_sync_anchor
+ *		Records that the change of log file of the store at path whose WAL
+ *		record ends at end was flushed before it was made (nothing if the
+ *		set is full: the store's writes then keep flushing first)
+ */
+void
+wcfdw_sync_anchor(const char *path, const char *file, XLogRecPtr end)
 {
 	char		key[MAXPGPATH];
+	WcFdwAnchor *a;
 	bool		found;
-	bool		ok;
 
-	if (wcfdw_sync == NULL)
-		return false;
+	if (wcfdw_sync == NULL || strlen(file) >= sizeof(a->file))
+		return;
 	wcfdw_sync_key(key, path);
 	LWLockAcquire(wcfdw_sync->lock, LW_EXCLUSIVE);
-	ok = hash_search(wcfdw_rotated, key, HASH_ENTER_NULL, &found) != NULL;
+	a = hash_search(wcfdw_anchors, key, HASH_ENTER_NULL, &found);
+	if (a != NULL)
+	{
+		strlcpy(a->file, file, sizeof(a->file));
+		a->end = end;
+	}
 	LWLockRelease(wcfdw_sync->lock);
-	return ok;
 }
 
 /* ---------------------------------------------------------------- the syncer */
@@ -500,7 +523,7 @@ wcfdw_sync_shmem_size(void)
 {
 	return add_size(add_size(MAXALIGN(sizeof(WcFdwSyncShared)),
 							 hash_estimate_size(WCFDW_SYNC_MAX_DIRTY, sizeof(WcFdwDirtyStore))),
-					hash_estimate_size(WCFDW_SYNC_MAX_ROTATED, sizeof(WcFdwDirtyStore)));
+					hash_estimate_size(WCFDW_SYNC_MAX_ANCHORS, sizeof(WcFdwAnchor)));
 }
 
 static void
@@ -532,8 +555,9 @@ wcfdw_sync_shmem_startup(void)
 	wcfdw_dirty = ShmemInitHash("widecol_fdw dirty stores", WCFDW_SYNC_MAX_DIRTY,
 								WCFDW_SYNC_MAX_DIRTY, &ctl,
 								HASH_ELEM | HASH_STRINGS | HASH_FIXED_SIZE);
-	wcfdw_rotated = ShmemInitHash("widecol_fdw rotated stores", WCFDW_SYNC_MAX_ROTATED,
-								  WCFDW_SYNC_MAX_ROTATED, &ctl,
+	ctl.entrysize = sizeof(WcFdwAnchor);
+	wcfdw_anchors = ShmemInitHash("widecol_fdw anchors", WCFDW_SYNC_MAX_ANCHORS,
+								  WCFDW_SYNC_MAX_ANCHORS, &ctl,
 								  HASH_ELEM | HASH_STRINGS | HASH_FIXED_SIZE);
 	LWLockRelease(AddinShmemInitLock);
 }

@@ -8,8 +8,9 @@
  * file cut, synced or removed, MANIFEST replaced whole).  wcfdw_wal_change
  * writes each one into the WAL as a record of our custom resource manager
  * and flushes the WAL up to it before the change is made, as PostgreSQL
- * writes WAL before data (a commit's log record is flushed with the commit
- * record instead: store.c, wcfdw_store_rotated, says why that is safe); redo (crash recovery, streaming standbys,
+ * writes WAL before data (a commit's log record is mostly flushed with the
+ * commit record instead: wcfdw_wal_change says why that is safe); redo
+ * (crash recovery, streaming standbys,
  * point-in-time recovery, a base backup's catch-up) makes the same change
  * in the same directory through a wc_replica.  Every change sets its target
  * to a state that does not depend on the target's earlier state, so redo may
@@ -157,11 +158,33 @@ wcfdw_wal_insert(uint8 info, const char *path, const char *file, uint64 offset,
  * Runs inside the engine, under the store's lock that orders the change, so
  * it must not longjmp: an error becomes WC_CALLBACK with its message, and
  * the engine does not make the change.  The WAL is flushed up to the record
- * before the change is made, except for the bytes of a new sorted file,
- * which nothing names until the MANIFEST record that follows them (and
- * whose flush covers them).  A write into a log also carries our xid: the
- * store tags it with it, and once the record is durable recovery never hands
- * the xid out again.
+ * before the change is made, except for
+ *
+ * - the bytes of a new sorted file, which nothing names until the MANIFEST
+ *   record that follows them (and whose flush covers them);
+ * - a commit's record appended to a log whose store has an anchor in that
+ *   log past the redo point (below): the commit record's flush covers it.
+ *
+ * WAL before data, for a commit's log record.  Appended before its WAL is
+ * flushed, the record may outlive a crash that loses the WAL: an orphan.  Its
+ * xid may then be unknown to recovery, which would hand it out again, and
+ * the orphan would take the new transaction's fate; and a standby, whose copy
+ * of the log is made from the WAL, lacks it.  So recovery cuts every orphan
+ * before any transaction starts: at its end (wcfdw_redo_cleanup) each log
+ * that redo wrote into is cut where the replayed records left it
+ * (wc_replica_cut).  That finds every orphan if redo wrote into its log,
+ * which the anchor makes sure of.  An anchor is a change of that log whose
+ * record was flushed before it was made and ends after the current redo
+ * point, which this function reads holding DELAY_CHKPT_START.  Recovery
+ * starts at the redo point of the last checkpoint C whose record is durable;
+ * an orphan's record follows C's, so the orphan's change was made after C
+ * listed the backends holding DELAY_CHKPT_START, which C does after
+ * publishing its redo point: the anchor the orphan's write relied on follows
+ * that redo point and is replayed.  The first write into each log after a
+ * start, or after a checkpoint passes the anchor, flushes first and becomes
+ * the anchor.  (And since the store's record carries our xid, the commit is
+ * one that wrote WAL: its commit record is flushed as synchronous_commit
+ * says.)
  */
 int
 wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err)
@@ -175,6 +198,8 @@ wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err)
 		XLogRecPtr	end;
 		size_t		flen = strlen(change->file);
 		bool		sst = flen > 4 && strcmp(change->file + flen - 4, ".sst") == 0;
+		bool		log = flen > 4 && strcmp(change->file + flen - 4, ".log") == 0;
+		bool		flush;
 
 		if (!wcfdw_rmgr_registered)
 			ereport(ERROR,
@@ -183,12 +208,17 @@ wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err)
 					 errhint("Add widecol_fdw to shared_preload_libraries in postgresql.conf and restart the server.")));
 		/* no checkpoint may begin writing between the record and the change (sync.c) */
 		wcfdw_chkpt_change_begin(change->file);
+		flush = !(sst && change->kind == WC_CHANGE_WRITE) && change->kind != WC_CHANGE_SYNC &&
+			!(log && change->kind == WC_CHANGE_WRITE && change->offset > 0 &&
+			  wcfdw_chkpt_committing() && wcfdw_sync_anchored(path, change->file));
 		end = wcfdw_wal_insert(wcfdw_wal_info(change->kind), path, change->file,
 							   change->offset, change->parts, change->nparts);
-		if (!(sst && change->kind == WC_CHANGE_WRITE) && change->kind != WC_CHANGE_SYNC &&
-			!(change->kind == WC_CHANGE_WRITE && change->offset > 0 &&
-			  wcfdw_chkpt_commit_unflushed()))
+		if (flush)
+		{
 			XLogFlush(end);
+			if (log && (change->kind == WC_CHANGE_WRITE || change->kind == WC_CHANGE_TRUNCATE))
+				wcfdw_sync_anchor(path, change->file, end);
+		}
 	}
 	PG_CATCH();
 	{
@@ -402,6 +432,24 @@ wcfdw_redo_cleanup(void)
 	hash_seq_init(&seq, wcfdw_redo_stores);
 	while ((s = hash_seq_search(&seq)) != NULL)
 	{
+		uint64		cut = 0;
+		wc_err		err;
+		int			rc;
+
+		/*
+		 * Orphans: commit records in a log past its last replayed change,
+		 * whose WAL was lost (wcfdw_wal_change).  Before any transaction
+		 * can take their xids again, and before the sync below.
+		 */
+		wc_err_clear(&err);
+		rc = s->replica ? wc_replica_cut(s->replica, &cut, &err) : WC_OK;
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "cut the logs of", s->path);
+		if (cut > 0)
+			ereport(LOG,
+					(errmsg("widecol_fdw: removed %llu bytes of log records whose WAL was lost from store \"%s\"",
+							(unsigned long long) cut, s->path)));
+
 		/*
 		 * The logs redo wrote: durable before the end-of-recovery checkpoint
 		 * moves the redo point past their records (a primary's syncer logged

@@ -43,6 +43,7 @@
 #include "postgres.h"
 
 #include "access/attnum.h"
+#include "access/xlogdefs.h"
 #include "fmgr.h"
 #include "commands/explain.h"
 #include "foreign/fdwapi.h"
@@ -224,10 +225,10 @@ extern int	wcfdw_log_sync;
 extern void wcfdw_sync_init(void);
 extern void wcfdw_chkpt_change_begin(const char *file);
 extern void wcfdw_chkpt_change_end(void *arg);
-extern void wcfdw_chkpt_commit_begin(bool unflushed);
-extern bool wcfdw_chkpt_commit_unflushed(void);
-extern bool wcfdw_sync_rotated(const char *path);
-extern bool wcfdw_sync_mark_rotated(const char *path);
+extern void wcfdw_chkpt_commit_begin(void);
+extern bool wcfdw_chkpt_committing(void);
+extern bool wcfdw_sync_anchored(const char *path, const char *file);
+extern void wcfdw_sync_anchor(const char *path, const char *file, XLogRecPtr end);
 extern void wcfdw_chkpt_commit_end(void);
 extern void wcfdw_chkpt_release_all(void);
 extern bool wcfdw_sync_defer(const char *path);

@@ -14,7 +14,9 @@
  *  - a read-only handle changes nothing: writes, flush, compact and maintain are
  *    refused, and a store that does not exist yet reads as empty, creating nothing,
  *    until it appears;
- *  - a change the callback refuses is not made, and fails the operation.
+ *  - a change the callback refuses is not made, and fails the operation;
+ *  - a record appended but never reported as made is cut by a replica brought
+ *    forward over the store's own directory (crash recovery), and only it.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -371,6 +373,7 @@ main(void)
 	const char *a = test_tmpdir("replica-a");
 	const char *b = test_tmpdir("replica-b");
 	const char *c = test_tmpdir("replica-c");
+	const char *d = test_tmpdir("replica-d");
 	char		absent[4200];
 	uint64_t	rnd = 42;
 	size_t		point_changes[NPOINTS];
@@ -561,6 +564,88 @@ main(void)
 		wc_batch_free(bt);
 	}
 
+	/*
+	 * A record written but never reported as made (PostgreSQL: a commit's log record
+	 * whose WAL a crash lost): a replica brought forward over the store's own
+	 * directory, as crash recovery does, cuts it, and the store is the copy taken
+	 * before it.
+	 */
+	{
+		wc_batch   *bt = wc_batch_new();
+		size_t		from,
+					mark;
+		uint64_t	cut = 0,
+					lost = 0;
+		char	  **names;
+		int			nnames;
+		char	   *before,
+				   *after;
+		bool		only_log_write = true;
+
+		wc_err_clear(&err);
+		rc = wc_db_rotate_log(db, &err);	/* both records in one log */
+		CHECK_OK(rc, &err);
+		from = nchanges;
+		rc = wc_batch_put(bt, "a", 1, "orphan-1", 8, "q", 1, 1, "kept", 4, &err);
+		CHECK_OK(rc, &err);
+		rc = wc_db_write(db, &bt, 1, 0, true, &err);
+		CHECK_OK(rc, &err);
+		names = names_of(a, &nnames);
+		for (int i = 0; i < nnames; i++)
+			copy_file(a, d, names[i]);
+		free_names(names, nnames);
+		before = dump(db);
+
+		mark = nchanges;
+		wc_batch_free(bt);
+		bt = wc_batch_new();
+		rc = wc_batch_put(bt, "a", 1, "orphan-2", 8, "q", 1, 1, "lost", 4, &err);
+		CHECK_OK(rc, &err);
+		rc = wc_db_write(db, &bt, 1, 0, false, &err);
+		CHECK_OK(rc, &err);
+		for (size_t k = mark; k < nchanges; k++)
+		{
+			only_log_write &= changes[k].kind == WC_CHANGE_WRITE &&
+				strstr(changes[k].file, ".log") != NULL && changes[k].offset > 0;
+			lost += changes[k].len;
+		}
+		CHECK(nchanges > mark && only_log_write,
+			  "the lost write is one append to the log (%zu changes)", nchanges - mark);
+		wc_db_close(db);		/* the crash */
+
+		wc_err_clear(&err);
+		rc = wc_replica_open(a, &r, &err);
+		CHECK_OK(rc, &err);
+		apply(r, from, mark);
+		rc = wc_replica_cut(r, &cut, &err);
+		CHECK_OK(rc, &err);
+		CHECK(cut == lost, "the cut removes the lost record: %llu bytes of %llu",
+			  (unsigned long long) cut, (unsigned long long) lost);
+		rc = wc_replica_cut(r, &cut, &err);
+		CHECK(rc == WC_OK && cut == 0, "a second cut removes nothing (%llu)",
+			  (unsigned long long) cut);
+		wc_replica_close(r);
+		check_same_files(a, d, "a store cut after a lost record");
+
+		db = open_store(a, false, true);
+		after = dump(db);
+		CHECK(strcmp(before, after) == 0 && strstr(after, "orphan-1") != NULL &&
+			  strstr(after, "orphan-2") == NULL,
+			  "the store reads as before the lost record");
+		free(before);
+		free(after);
+
+		/* a replica that applied no change to a log cuts nothing */
+		wc_err_clear(&err);
+		rc = wc_replica_open(a, &r, &err);
+		CHECK_OK(rc, &err);
+		rc = wc_replica_cut(r, &cut, &err);
+		CHECK(rc == WC_OK && cut == 0, "nothing applied, nothing cut (%llu)",
+			  (unsigned long long) cut);
+		wc_replica_close(r);
+		wc_batch_free(bt);
+	}
+
 	wc_db_close(db);
 	for (int p = 0; p < npoints; p++)
 		free(point_dump[p]);
@@ -571,5 +656,6 @@ main(void)
 	test_rmdir(a);
 	test_rmdir(b);
 	test_rmdir(c);
+	test_rmdir(d);
 	TEST_DONE();
 }
