@@ -81,6 +81,16 @@ struct wc_sst
 	size_t		map_len;
 	bool		filter_owned;	/* filter is malloc'd (else it lies in map) */
 	bool		index_owned;	/* index_buf is malloc'd (else it lies in map) */
+
+	/*
+	 * A bit per data block whose checksum this handle has checked in the mapped
+	 * file (malloc'd at the first check, NULL before): a block read again is not
+	 * checked again, as PostgreSQL checks a page's checksum when it reads the
+	 * page into shared buffers, not at every access.  The file never changes
+	 * after it is written; a block changed under the mapping by damage after its
+	 * check reads as the damaged bytes, which the block parser bounds-checks.
+	 */
+	uint8_t    *checked;
 };
 
 /* A reusable buffer pair for reading blocks. */
@@ -182,11 +192,13 @@ zstd_block(wc_sst *s, uint64_t off, const uint8_t *src, uint64_t size, uint32_t 
 /*
  * Reads the block stored at off (size bytes + trailer), checks it and returns
  * its uncompressed bytes in *data, *len: in rb->raw or rb->plain, valid until
- * the next read with rb.  what names the block in messages.
+ * the next read with rb.  what names the block in messages; blk is the number
+ * of a data block (whose check in the mapped file is remembered: s->checked),
+ * UINT32_MAX for a meta block.
  */
 static int
-read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *what,
-		   const uint8_t **data, size_t *len, wc_err *err)
+read_block(wc_sst *s, uint64_t off, uint64_t size, uint32_t blk, read_bufs *rb,
+		   const char *what, const uint8_t **data, size_t *len, wc_err *err)
 {
 	const char *fname = s->file.name;
 	const uint8_t *src;
@@ -195,6 +207,7 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 	uint32_t	raw_len,
 				stored_crc,
 				crc;
+	bool		mapped = false;
 	int			rc;
 
 	if (size > s->file_size)
@@ -202,7 +215,10 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 						  what, fname, (unsigned long long) off, (unsigned long long) size);
 	total = (size_t) size + WC_SST_TRAILER_SIZE;
 	if (s->map != NULL && off + total <= s->map_len && wc_env_map_allowed())
+	{
 		src = s->map + off;		/* no system call, no copy */
+		mapped = blk < s->nblocks;
+	}
 	else
 	{
 		if (!wc_buf_reserve(&rb->raw, &rb->raw_cap, total))
@@ -214,12 +230,19 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, read_bufs *rb, const char *wh
 	}
 	type = src[size];
 	raw_len = wc_get_fixed32(src + size + 1);
-	stored_crc = wc_get_fixed32(src + size + 5);
-	crc = wc_crc32c(src, (size_t) size + 5);
-	if (crc != stored_crc)
-		return wc_err_set(err, WC_CORRUPT,
-						  "%s checksum mismatch in %s at offset %llu: stored 0x%08x, computed 0x%08x",
-						  what, fname, (unsigned long long) off, stored_crc, crc);
+	if (!mapped || s->checked == NULL || !(s->checked[blk / 8] & (1u << (blk % 8))))
+	{
+		stored_crc = wc_get_fixed32(src + size + 5);
+		crc = wc_crc32c(src, (size_t) size + 5);
+		if (crc != stored_crc)
+			return wc_err_set(err, WC_CORRUPT,
+							  "%s checksum mismatch in %s at offset %llu: stored 0x%08x, computed 0x%08x",
+							  what, fname, (unsigned long long) off, stored_crc, crc);
+		if (mapped && s->checked == NULL)
+			s->checked = calloc((s->nblocks + 7) / 8, 1);	/* NULL: check again */
+		if (mapped && s->checked != NULL)
+			s->checked[blk / 8] |= (uint8_t) (1u << (blk % 8));
+	}
 	if (type == WC_COMPRESS_NONE)
 	{
 		if (raw_len != size)
@@ -278,7 +301,7 @@ read_meta(wc_sst *s, uint64_t off, uint64_t size, const char *what,
 {
 	read_bufs	rb = {0};
 	const uint8_t *data;
-	int			rc = read_block(s, off, size, &rb, what, &data, len, err);
+	int			rc = read_block(s, off, size, UINT32_MAX, &rb, what, &data, len, err);
 
 	*owned = false;
 	if (rc == WC_OK && data == rb.plain)
@@ -593,6 +616,7 @@ sst_free(wc_sst *s)
 		free((uint8_t *) s->index_buf);
 	free(s->index);
 	free(s->pfx);
+	free(s->checked);
 	free(s);
 }
 
@@ -876,7 +900,7 @@ load_block(sst_iter *it, uint32_t i)
 		{
 			it->cur.blk = UINT32_MAX;
 			if (index_get(it->sst, i, &e, &it->err) != WC_OK ||
-				read_block(it->sst, e.off, e.size, &it->cur.rb, "block", &it->cur.data,
+				read_block(it->sst, e.off, e.size, i, &it->cur.rb, "block", &it->cur.data,
 						   &it->cur.len, &it->err) != WC_OK)
 			{
 				it->bi.valid = false;
