@@ -60,7 +60,12 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/regproc.h"
 
@@ -518,12 +523,211 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* ---------------------------------------------------------------- the options cache */
+
+/*
+ * A table's options and its columns' cell options, parsed, by relid: every
+ * query used to look them up and parse them several times (planning, each
+ * scan's start, the store, the column mapping of a wide table).  Any
+ * invalidation of a relation, a foreign table's or a server's options empties
+ * it: that is rare, and it covers everything an entry depends on (a column's
+ * options, a rename).  A table whose option store names another one is not
+ * cached: the name is looked up at every use (search_path).
+ */
+typedef struct WcFdwOptCache
+{
+	Oid			relid;			/* hash key */
+	bool		have_topts;
+	WcFdwTableOptions topts;	/* in CacheMemoryContext */
+	bool		have_specs;
+	int			natts;
+	char	  **specs;			/* cell option by attribute index, or NULL */
+} WcFdwOptCache;
+
+static HTAB *wcfdw_opt_cache = NULL;
+
+static void
+wcfdw_opt_cache_reset(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS seq;
+	WcFdwOptCache *e;
+
+	if (wcfdw_opt_cache == NULL)
+		return;
+	hash_seq_init(&seq, wcfdw_opt_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		int			i;
+
+		if (e->have_topts)
+		{
+			for (i = 0; i < e->topts.nfamilies; i++)
+				pfree((char *) e->topts.families[i].name);
+			pfree(e->topts.families);
+			if (e->topts.directory)
+				pfree(e->topts.directory);
+			if (e->topts.store_dir)
+				pfree(e->topts.store_dir);
+		}
+		if (e->have_specs)
+		{
+			for (i = 0; i < e->natts; i++)
+				if (e->specs[i])
+					pfree(e->specs[i]);
+			pfree(e->specs);
+		}
+		hash_search(wcfdw_opt_cache, &e->relid, HASH_REMOVE, NULL);
+	}
+}
+
+static void
+wcfdw_opt_cache_syscache_reset(Datum arg, int cacheid, uint32 hashvalue)
+{
+	wcfdw_opt_cache_reset(arg, InvalidOid);
+}
+
+static WcFdwOptCache *
+wcfdw_opt_cache_entry(Oid relid)
+{
+	WcFdwOptCache *e;
+	bool		found;
+
+	if (wcfdw_opt_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(WcFdwOptCache);
+		ctl.hcxt = CacheMemoryContext;
+		wcfdw_opt_cache = hash_create("widecol_fdw options", 64, &ctl,
+									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(wcfdw_opt_cache_reset, (Datum) 0);
+		CacheRegisterSyscacheCallback(FOREIGNTABLEREL, wcfdw_opt_cache_syscache_reset, (Datum) 0);
+		CacheRegisterSyscacheCallback(FOREIGNSERVEROID, wcfdw_opt_cache_syscache_reset, (Datum) 0);
+	}
+	e = hash_search(wcfdw_opt_cache, &relid, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->have_topts = false;
+		e->have_specs = false;
+	}
+	return e;
+}
+
+/* Copies opts's allocations into cxt. */
+static void
+wcfdw_copy_table_options(const WcFdwTableOptions *from, WcFdwTableOptions *to, MemoryContext cxt)
+{
+	int			i;
+
+	*to = *from;
+	to->families = MemoryContextAlloc(cxt, sizeof(wc_family_opts) * Max(from->nfamilies, 1));
+	for (i = 0; i < from->nfamilies; i++)
+	{
+		to->families[i] = from->families[i];
+		to->families[i].name = MemoryContextStrdup(cxt, from->families[i].name);
+	}
+	to->directory = from->directory ? MemoryContextStrdup(cxt, from->directory) : NULL;
+	to->store_dir = from->store_dir ? MemoryContextStrdup(cxt, from->store_dir) : NULL;
+}
+
+static void wcfdw_read_table_options(Oid relid, WcFdwTableOptions *opts);
+
 /*
  * wcfdw_get_table_options
- *		Families with their effective settings, and the server's directory
+ *		Families with their effective settings, and the server's directory,
+ *		allocated in the current memory context
  */
 void
 wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts)
+{
+	WcFdwOptCache *e = wcfdw_opt_cache_entry(relid);
+
+	if (!e->have_topts)
+	{
+		WcFdwTableOptions fresh;
+
+		wcfdw_read_table_options(relid, &fresh);
+		if (fresh.store_relid != relid)
+		{
+			*opts = fresh;
+			return;
+		}
+		/* the entry may be gone if reading the catalogs processed invalidations */
+		e = wcfdw_opt_cache_entry(relid);
+		wcfdw_copy_table_options(&fresh, &e->topts, CacheMemoryContext);
+		e->have_topts = true;
+	}
+	wcfdw_copy_table_options(&e->topts, opts, CurrentMemoryContext);
+}
+
+/*
+ * wcfdw_get_cell_specs
+ *		The option cell of each column of rel (by attribute index; NULL for
+ *		none, and for dropped columns); false if no column has one
+ */
+bool
+wcfdw_get_cell_specs(Relation rel, char ***specs_out)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	Oid			relid = RelationGetRelid(rel);
+	WcFdwOptCache *e = wcfdw_opt_cache_entry(relid);
+	char	  **specs;
+	bool		any = false;
+	int			i;
+
+	if (!e->have_specs || e->natts != tupdesc->natts)
+	{
+		char	  **fresh = palloc0(sizeof(char *) * Max(tupdesc->natts, 1));
+
+		for (i = 0; i < tupdesc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+			ListCell   *lc;
+
+			if (att->attisdropped)
+				continue;
+			foreach(lc, GetForeignColumnOptions(relid, att->attnum))
+			{
+				DefElem    *def = lfirst(lc);
+
+				if (strcmp(def->defname, "cell") == 0)
+					fresh[i] = defGetString(def);
+			}
+		}
+		e = wcfdw_opt_cache_entry(relid);
+		if (e->have_specs)
+		{
+			for (i = 0; i < e->natts; i++)
+				if (e->specs[i])
+					pfree(e->specs[i]);
+			pfree(e->specs);
+		}
+		e->specs = MemoryContextAllocZero(CacheMemoryContext,
+										  sizeof(char *) * Max(tupdesc->natts, 1));
+		for (i = 0; i < tupdesc->natts; i++)
+			if (fresh[i])
+				e->specs[i] = MemoryContextStrdup(CacheMemoryContext, fresh[i]);
+		e->natts = tupdesc->natts;
+		e->have_specs = true;
+	}
+	specs = palloc0(sizeof(char *) * Max(tupdesc->natts, 1));
+	for (i = 0; i < tupdesc->natts; i++)
+		if (e->specs[i])
+		{
+			specs[i] = pstrdup(e->specs[i]);
+			any = true;
+		}
+	*specs_out = specs;
+	return any;
+}
+
+/*
+ * wcfdw_read_table_options
+ *		wcfdw_get_table_options from the catalogs
+ */
+static void
+wcfdw_read_table_options(Oid relid, WcFdwTableOptions *opts)
 {
 	Oid			owner = wcfdw_store_owner(relid, false);
 	ForeignTable *table = GetForeignTable(owner);

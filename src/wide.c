@@ -113,31 +113,12 @@ wcfdw_wide_get_columns(Relation rel, WcFdwColumns *cols)
 	TupleDesc	tupdesc = RelationGetDescr(rel);
 	Oid			relid = RelationGetRelid(rel);
 	const char *relname = RelationGetRelationName(rel);
-	char	  **specs = palloc0(sizeof(char *) * Max(tupdesc->natts, 1));
-	bool		any = false;
+	char	  **specs;
 	WcFdwTableOptions topts;
 	int			i,
 				j;
 
-	for (i = 0; i < tupdesc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
-		ListCell   *lc;
-
-		if (att->attisdropped)
-			continue;
-		foreach(lc, GetForeignColumnOptions(relid, att->attnum))
-		{
-			DefElem    *def = lfirst(lc);
-
-			if (strcmp(def->defname, "cell") == 0)
-			{
-				specs[i] = defGetString(def);
-				any = true;
-			}
-		}
-	}
-	if (!any)
+	if (!wcfdw_get_cell_specs(rel, &specs))
 		return;
 
 	wcfdw_get_table_options(relid, &topts);

@@ -165,6 +165,7 @@ typedef struct WcFdwTableOptions
 } WcFdwTableOptions;
 
 extern void wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts);
+extern bool wcfdw_get_cell_specs(Relation rel, char ***specs);
 extern int	wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len);
 extern Oid	wcfdw_store_owner(Oid relid, bool missing_ok);
 extern char *wcfdw_store_path(Oid relid, const WcFdwTableOptions *opts);
