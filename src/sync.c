@@ -317,6 +317,20 @@ wcfdw_sync_anchor(const char *path, const char *file, XLogRecPtr end)
 	LWLockRelease(wcfdw_sync->lock);
 }
 
+/* Forgets the anchor of the store at path (its table dropped). */
+void
+wcfdw_sync_unanchor(const char *path)
+{
+	char		key[MAXPGPATH];
+
+	if (wcfdw_sync == NULL)
+		return;
+	wcfdw_sync_key(key, path);
+	LWLockAcquire(wcfdw_sync->lock, LW_EXCLUSIVE);
+	hash_search(wcfdw_anchors, key, HASH_REMOVE, NULL);
+	LWLockRelease(wcfdw_sync->lock);
+}
+
 /* ---------------------------------------------------------------- the syncer */
 
 /*

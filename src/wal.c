@@ -10,8 +10,8 @@
  * and flushes the WAL up to it before the change is made, as PostgreSQL
  * writes WAL before data (a commit's log record is mostly flushed with the
  * commit record instead: wcfdw_wal_change says why that is safe); redo
- * (crash recovery, streaming standbys,
- * point-in-time recovery, a base backup's catch-up) makes the same change
+ * (crash recovery, streaming standbys, point-in-time recovery, a base
+ * backup's catch-up) makes the same change
  * in the same directory through a wc_replica.  Every change sets its target
  * to a state that does not depend on the target's earlier state, so redo may
  * apply a change the store already holds, and a copy of the files taken
@@ -262,6 +262,7 @@ wcfdw_wal_destroy(const char *path)
 		return;
 	rel = wcfdw_wal_path(path);
 	XLogFlush(wcfdw_wal_insert(XLOG_WIDECOL_DESTROY, rel, "", 0, NULL, 0));
+	wcfdw_sync_unanchor(rel);
 	pfree(rel);
 }
 

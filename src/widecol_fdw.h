@@ -230,6 +230,7 @@ extern void wcfdw_chkpt_commit_begin(void);
 extern bool wcfdw_chkpt_committing(void);
 extern bool wcfdw_sync_anchored(const char *path, const char *file);
 extern void wcfdw_sync_anchor(const char *path, const char *file, XLogRecPtr end);
+extern void wcfdw_sync_unanchor(const char *path);
 extern void wcfdw_chkpt_commit_end(void);
 extern void wcfdw_chkpt_release_all(void);
 extern bool wcfdw_sync_defer(const char *path);
