@@ -18,9 +18,10 @@
  * abort discards are freed when the last scan closes; split in two, each half
  * would call the other.  And the next changes each land in one place.  The
  * commit path is one function, wcfdw_pre_commit: the WAL records of each
- * store write (wal.c) are made there, by the wc_db_write they describe.  The row locks that scans under a PostgreSQL snapshot will take
- * are transaction state of a store, kept on the same entry and released by
- * the same callbacks (how a tag resolves against a snapshot is resolve.c's).
+ * store write (wal.c) are made there, by the wc_db_write they describe.  The
+ * row locks that scans under a PostgreSQL snapshot will take are transaction
+ * state of a store, kept on the same entry and released by the same
+ * callbacks (how a tag resolves against a snapshot is resolve.c's).
  *
  * The cache.  A store is opened lazily on first use and kept open for the
  * life of the backend.  A relcache invalidation of the table (ALTER, DROP,
