@@ -528,11 +528,11 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 /*
  * A table's options and its columns' cell options, parsed, by relid: every
  * query used to look them up and parse them several times (planning, each
- * scan's start, the store, the column mapping of a wide table).  Any
- * invalidation of a relation, a foreign table's or a server's options empties
- * it: that is rare, and it covers everything an entry depends on (a column's
- * options, a rename).  A table whose option store names another one is not
- * cached: the name is looked up at every use (search_path).
+ * scan's start, the store, the column mapping of a wide table).  A
+ * relation's invalidation drops its entry (a column's options, a rename); a
+ * change of any foreign table's or server's options, or a reset of the whole
+ * relcache, empties the cache.  A table whose option store names another one
+ * is not cached: the name is looked up at every use (search_path).
  */
 typedef struct WcFdwOptCache
 {
@@ -546,6 +546,33 @@ typedef struct WcFdwOptCache
 
 static HTAB *wcfdw_opt_cache = NULL;
 
+/* Frees e's allocations and removes it. */
+static void
+wcfdw_opt_cache_forget(WcFdwOptCache *e)
+{
+	int			i;
+
+	if (e->have_topts)
+	{
+		for (i = 0; i < e->topts.nfamilies; i++)
+			pfree((char *) e->topts.families[i].name);
+		pfree(e->topts.families);
+		if (e->topts.directory)
+			pfree(e->topts.directory);
+		if (e->topts.store_dir)
+			pfree(e->topts.store_dir);
+	}
+	if (e->have_specs)
+	{
+		for (i = 0; i < e->natts; i++)
+			if (e->specs[i])
+				pfree(e->specs[i]);
+		pfree(e->specs);
+	}
+	hash_search(wcfdw_opt_cache, &e->relid, HASH_REMOVE, NULL);
+}
+
+/* relid's entry, or every entry when relid is invalid */
 static void
 wcfdw_opt_cache_reset(Datum arg, Oid relid)
 {
@@ -554,30 +581,16 @@ wcfdw_opt_cache_reset(Datum arg, Oid relid)
 
 	if (wcfdw_opt_cache == NULL)
 		return;
+	if (OidIsValid(relid))
+	{
+		e = hash_search(wcfdw_opt_cache, &relid, HASH_FIND, NULL);
+		if (e != NULL)
+			wcfdw_opt_cache_forget(e);
+		return;
+	}
 	hash_seq_init(&seq, wcfdw_opt_cache);
 	while ((e = hash_seq_search(&seq)) != NULL)
-	{
-		int			i;
-
-		if (e->have_topts)
-		{
-			for (i = 0; i < e->topts.nfamilies; i++)
-				pfree((char *) e->topts.families[i].name);
-			pfree(e->topts.families);
-			if (e->topts.directory)
-				pfree(e->topts.directory);
-			if (e->topts.store_dir)
-				pfree(e->topts.store_dir);
-		}
-		if (e->have_specs)
-		{
-			for (i = 0; i < e->natts; i++)
-				if (e->specs[i])
-					pfree(e->specs[i]);
-			pfree(e->specs);
-		}
-		hash_search(wcfdw_opt_cache, &e->relid, HASH_REMOVE, NULL);
-	}
+		wcfdw_opt_cache_forget(e);
 }
 
 static void
