@@ -233,6 +233,14 @@ SELECT wide_try($$ALTER FOREIGN TABLE remap ALTER COLUMN c OPTIONS (SET cell 'g:
 SELECT wide_try($$SELECT * FROM remap$$);
 ALTER FOREIGN TABLE remap ALTER COLUMN c OPTIONS (SET cell 'f:x');
 SELECT * FROM remap;
+-- a session keeps each table's columns worked out: a new type, a new and a
+-- dropped column show at once too
+ALTER FOREIGN TABLE remap ALTER COLUMN c TYPE bytea;
+SELECT * FROM remap;
+ALTER FOREIGN TABLE remap ADD COLUMN y text OPTIONS (cell 'f:y');
+SELECT * FROM remap;
+ALTER FOREIGN TABLE remap DROP COLUMN c;
+SELECT * FROM remap;
 DROP FOREIGN TABLE remap CASCADE;
 
 DROP FOREIGN TABLE scores, users;

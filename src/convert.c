@@ -84,12 +84,12 @@ wcfdw_repr_for(WcFdwField field, Oid typid, const char *relname)
 }
 
 /*
- * wcfdw_get_columns
+ * wcfdw_compute_columns
  *		Maps the table's columns onto cell fields; ERROR on a column that is
  *		not a cell field, a missing rowkey, or an unsupported type
  */
-void
-wcfdw_get_columns(Relation rel, WcFdwColumns *cols)
+static void
+wcfdw_compute_columns(Relation rel, WcFdwColumns *cols)
 {
 	TupleDesc	tupdesc = RelationGetDescr(rel);
 	const char *relname = RelationGetRelationName(rel);
@@ -131,6 +131,20 @@ wcfdw_get_columns(Relation rel, WcFdwColumns *cols)
 }
 
 /*
+ * wcfdw_get_columns
+ *		The table's columns as cell fields (wcfdw_compute_columns), from the
+ *		backend's cache of converters when it has them
+ */
+void
+wcfdw_get_columns(Relation rel, WcFdwColumns *cols)
+{
+	WcFdwConverter conv;
+
+	wcfdw_converter_init(&conv, rel);
+	*cols = conv.cols;
+}
+
+/*
  * wcfdw_column_is_byte_ordered
  *		Does PostgreSQL's order of this column equal the byte order of the
  *		stored bytes?  (bytea, or text under a C collation; bigint and
@@ -152,15 +166,146 @@ wcfdw_column_is_byte_ordered(const WcFdwColumn *col)
 	}
 }
 
+/* wide columns in (family, qualifier) order; a whole family sorts before its qualifiers */
+static int
+wcfdw_wide_order(const void *a, const void *b, void *arg)
+{
+	const WcFdwWideColumn *wide = arg;
+	const WcFdwWideColumn *x = &wide[*(const int *) a];
+	const WcFdwWideColumn *y = &wide[*(const int *) b];
+	int			c = memcmp(x->family, y->family, Min(x->family_len, y->family_len));
+
+	if (c != 0)
+		return c;
+	if (x->family_len != y->family_len)
+		return x->family_len < y->family_len ? -1 : 1;
+	if (x->whole_family != y->whole_family)
+		return x->whole_family ? -1 : 1;
+	if (x->whole_family)
+		return 0;
+	c = memcmp(x->qual, y->qual, Min(x->qual_len, y->qual_len));
+	if (c != 0)
+		return c;
+	return x->qual_len < y->qual_len ? -1 : (x->qual_len > y->qual_len ? 1 : 0);
+}
+
+/*
+ * Lays cols->wide out anew in cxt: the columns, their order by cell
+ * (wide_sorted) and their strings in one allocation of cols->wide_bytes,
+ * which wcfdw_converter_copy copies with one memcpy.
+ */
+static void
+wcfdw_columns_flatten(WcFdwColumns *cols, MemoryContext cxt)
+{
+	const WcFdwWideColumn *from = cols->wide;
+	WcFdwWideColumn *wide;
+	int		   *sorted;
+	Size		head = MAXALIGN(sizeof(WcFdwWideColumn) * cols->nwide) +
+		MAXALIGN(sizeof(int) * cols->nwide);
+	Size		size = head;
+	char	   *base,
+			   *p;
+	int			i;
+
+	if (from == NULL)
+		return;
+	for (i = 0; i < cols->nwide; i++)
+		size += strlen(from[i].name) + strlen(from[i].spec) + from[i].family_len +
+			from[i].qual_len + 4;
+	base = MemoryContextAlloc(cxt, size);
+	wide = (WcFdwWideColumn *) base;
+	sorted = (int *) (base + MAXALIGN(sizeof(WcFdwWideColumn) * cols->nwide));
+	p = base + head;
+	memcpy(wide, from, sizeof(WcFdwWideColumn) * cols->nwide);
+#define WCFDW_PUT_STRING(field, len) \
+	do { \
+		memcpy(p, from[i].field, (len)); \
+		p[len] = '\0'; \
+		wide[i].field = (void *) p; \
+		p += (len) + 1; \
+	} while (0)
+	for (i = 0; i < cols->nwide; i++)
+	{
+		WCFDW_PUT_STRING(name, strlen(from[i].name));
+		WCFDW_PUT_STRING(spec, strlen(from[i].spec));
+		WCFDW_PUT_STRING(family, from[i].family_len);
+		if (from[i].qual != NULL)
+			WCFDW_PUT_STRING(qual, from[i].qual_len);
+		if (wide[i].repr == WCR_BINARY)
+		{
+			fmgr_info_copy(&wide[i].send, (FmgrInfo *) &from[i].send, cxt);
+			fmgr_info_copy(&wide[i].recv, (FmgrInfo *) &from[i].recv, cxt);
+		}
+		sorted[i] = i;
+	}
+#undef WCFDW_PUT_STRING
+	Assert(p <= base + size);
+	qsort_arg(sorted, cols->nwide, sizeof(int), wcfdw_wide_order, wide);
+	cols->wide = wide;
+	cols->wide_sorted = sorted;
+	cols->wide_bytes = size;
+}
+
+/*
+ * wcfdw_converter_copy
+ *		A copy of from in cxt that shares no memory with it
+ */
+void
+wcfdw_converter_copy(const WcFdwConverter *from, WcFdwConverter *to, MemoryContext cxt)
+{
+	*to = *from;
+	to->relname = MemoryContextStrdup(cxt, from->relname);
+	if (from->cols.f[WCF_VALUE].repr == WCR_BINARY)
+	{
+		fmgr_info_copy(&to->send, (FmgrInfo *) &from->send, cxt);
+		fmgr_info_copy(&to->recv, (FmgrInfo *) &from->recv, cxt);
+	}
+	if (from->cols.wide != NULL)
+	{
+		char	   *old = (char *) from->cols.wide;
+		char	   *base = MemoryContextAlloc(cxt, from->cols.wide_bytes);
+		ptrdiff_t	d = base - old;
+		int			i;
+
+		Assert(from->cols.wide_bytes > 0);
+		memcpy(base, old, from->cols.wide_bytes);
+		to->cols.wide = (WcFdwWideColumn *) base;
+		to->cols.wide_sorted = (int *) ((char *) from->cols.wide_sorted + d);
+		for (i = 0; i < to->cols.nwide; i++)
+		{
+			WcFdwWideColumn *w = &to->cols.wide[i];
+
+			w->name += d;
+			w->spec += d;
+			w->family += d;
+			if (w->qual != NULL)
+				w->qual += d;
+			if (w->repr == WCR_BINARY)
+			{
+				/* as fmgr_info_copy: no cached state, memory of cxt */
+				w->send.fn_mcxt = cxt;
+				w->send.fn_extra = NULL;
+				w->recv.fn_mcxt = cxt;
+				w->recv.fn_extra = NULL;
+			}
+		}
+	}
+}
+
 /*
  * wcfdw_converter_init
  *		Columns plus the I/O functions the executor needs
+ *
+ * Worked out once per relation and backend (the options cache keeps it,
+ * option.c), then copied: every scan and modification starts here.
  */
 void
 wcfdw_converter_init(WcFdwConverter *conv, Relation rel)
 {
+	if (wcfdw_converter_cached(rel, conv))
+		return;
 	memset(conv, 0, sizeof(*conv));
-	wcfdw_get_columns(rel, &conv->cols);
+	wcfdw_compute_columns(rel, &conv->cols);
 	conv->relname = pstrdup(RelationGetRelationName(rel));
 	for (int i = 0; i < conv->cols.nwide; i++)
 	{
@@ -188,6 +333,8 @@ wcfdw_converter_init(WcFdwConverter *conv, Relation rel)
 		fmgr_info(sendfn, &conv->send);
 		fmgr_info(recvfn, &conv->recv);
 	}
+	wcfdw_columns_flatten(&conv->cols, CurrentMemoryContext);
+	wcfdw_converter_remember(rel, conv);
 }
 
 int64

@@ -542,6 +542,9 @@ typedef struct WcFdwOptCache
 	bool		have_specs;
 	int			natts;
 	char	  **specs;			/* cell option by attribute index, or NULL */
+	bool		have_conv;
+	int			conv_natts;
+	WcFdwConverter conv;		/* wcfdw_converter_init's work (convert.c) */
 } WcFdwOptCache;
 
 static HTAB *wcfdw_opt_cache = NULL;
@@ -568,6 +571,12 @@ wcfdw_opt_cache_forget(WcFdwOptCache *e)
 			if (e->specs[i])
 				pfree(e->specs[i]);
 		pfree(e->specs);
+	}
+	if (e->have_conv)
+	{
+		pfree((char *) e->conv.relname);
+		if (e->conv.cols.wide)
+			pfree(e->conv.cols.wide);
 	}
 	hash_search(wcfdw_opt_cache, &e->relid, HASH_REMOVE, NULL);
 }
@@ -623,6 +632,7 @@ wcfdw_opt_cache_entry(Oid relid)
 	{
 		e->have_topts = false;
 		e->have_specs = false;
+		e->have_conv = false;
 	}
 	return e;
 }
@@ -733,6 +743,47 @@ wcfdw_get_cell_specs(Relation rel, char ***specs_out)
 		}
 	*specs_out = specs;
 	return any;
+}
+
+/*
+ * wcfdw_converter_cached
+ *		Copies rel's converter from the cache into the current memory
+ *		context; false if the cache has none
+ */
+bool
+wcfdw_converter_cached(Relation rel, WcFdwConverter *conv)
+{
+	WcFdwOptCache *e = wcfdw_opt_cache_entry(RelationGetRelid(rel));
+
+	if (!e->have_conv || e->conv_natts != RelationGetDescr(rel)->natts)
+		return false;
+	wcfdw_converter_copy(&e->conv, conv, CurrentMemoryContext);
+	return true;
+}
+
+/*
+ * wcfdw_converter_remember
+ *		Keeps a copy of rel's converter in the cache, unless the cell
+ *		options of a wide table name the families of a table its option
+ *		store names (looked up by name at every use, as the options are)
+ */
+void
+wcfdw_converter_remember(Relation rel, const WcFdwConverter *conv)
+{
+	WcFdwOptCache *e = wcfdw_opt_cache_entry(RelationGetRelid(rel));
+
+	if (conv->cols.wide != NULL && !e->have_topts)
+		return;
+	if (e->have_conv)
+	{
+		pfree((char *) e->conv.relname);
+		if (e->conv.cols.wide)
+			pfree(e->conv.cols.wide);
+		e->have_conv = false;
+	}
+	wcfdw_converter_copy(conv, &e->conv, CacheMemoryContext);
+	e->conv_natts = RelationGetDescr(rel)->natts;
+	e->have_conv = true;
 }
 
 /*

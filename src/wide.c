@@ -173,6 +173,7 @@ wcfdw_wide_get_columns(Relation rel, WcFdwColumns *cols)
 		}
 		/* the declared name: the same memory as every other use */
 		w->family = pstrdup(topts.families[w->family_index].name);
+		w->family_len = strlen(w->family);
 		if (w->whole_family)
 		{
 			if (getBaseType(w->typid) != JSONBOID)
@@ -296,6 +297,8 @@ wcfdw_wide_reader_init(WcFdwWideReader *r, WcFdwConverter *conv, const bool *nee
 	r->conv = conv;
 	r->need = need;
 	r->nextcxt = AllocSetContextCreate(parent, "widecol_fdw wide row", ALLOCSET_SMALL_SIZES);
+	r->have = MemoryContextAlloc(parent, sizeof(bool) * Max(conv->cols.nwide, 1));
+	r->json = MemoryContextAlloc(parent, sizeof(StringInfoData) * Max(conv->cols.nwide, 1));
 }
 
 /* A new scan (or the same one re-seeked): no cell read ahead. */
@@ -354,22 +357,40 @@ wcfdw_json_value(StringInfo buf, const uint8 *data, size_t len)
 	wcfdw_json_string(buf, data, len);
 }
 
-/* The column a cell belongs to, or -1. */
+/*
+ * The column a cell belongs to, or -1: a binary search of the columns in
+ * (family, qualifier) order (a family has either one whole-family column or
+ * columns of single qualifiers).
+ */
 static int
 wcfdw_wide_column_of(const WcFdwColumns *cols, const wc_cell_view *c)
 {
-	int			i;
+	int			lo = 0,
+				hi = cols->nwide;
 
-	for (i = 0; i < cols->nwide; i++)
+	Assert(cols->wide_sorted != NULL);
+	while (lo < hi)
 	{
-		const WcFdwWideColumn *w = &cols->wide[i];
+		int			mid = lo + (hi - lo) / 2;
+		const WcFdwWideColumn *w = &cols->wide[cols->wide_sorted[mid]];
+		int			cmp = memcmp(c->family, w->family, Min(c->family_len, w->family_len));
 
-		if (strlen(w->family) != c->family_len ||
-			memcmp(w->family, c->family, c->family_len) != 0)
-			continue;
-		if (w->whole_family ||
-			(w->qual_len == c->qual_len && memcmp(w->qual, c->qual, c->qual_len) == 0))
-			return i;
+		if (cmp == 0 && c->family_len != w->family_len)
+			cmp = c->family_len < w->family_len ? -1 : 1;
+		if (cmp == 0)
+		{
+			if (w->whole_family)
+				return cols->wide_sorted[mid];
+			cmp = memcmp(c->qual, w->qual, Min(c->qual_len, w->qual_len));
+			if (cmp == 0 && c->qual_len != w->qual_len)
+				cmp = c->qual_len < w->qual_len ? -1 : 1;
+			if (cmp == 0)
+				return cols->wide_sorted[mid];
+		}
+		if (cmp < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
 	return -1;
 }
@@ -406,14 +427,15 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 	uint8	   *cur = NULL;		/* rowkey of the run being read */
 	size_t		cur_len = 0;
 	bool		mapped = false; /* the run has a cell a column maps */
-	bool	   *have = palloc0(sizeof(bool) * Max(cols->nwide, 1));
-	StringInfoData *json = palloc0(sizeof(StringInfoData) * Max(cols->nwide, 1));
+	bool	   *have = r->have;
+	StringInfoData *json = r->json;
 	StringInfoData prevqual;	/* of the last whole-family cell taken */
 	int			prevcol = -1;
 	uint64		fp = 0;
 	int			i;
 
-	initStringInfo(&prevqual);
+	memset(have, 0, sizeof(bool) * Max(cols->nwide, 1));
+	prevqual.data = NULL;
 	for (;;)
 	{
 		wc_cell_view c;
@@ -484,13 +506,19 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 				memcmp(prevqual.data, c.qual, c.qual_len) == 0)
 				continue;
 			prevcol = col;
+			if (prevqual.data == NULL)
+				initStringInfo(&prevqual);
 			resetStringInfo(&prevqual);
 			appendBinaryStringInfo(&prevqual, (const char *) c.qual, (int) c.qual_len);
 		}
 		else if (have[col])
 			continue;
+		/* a version is its sequence number and cell: a column's one
+		 * qualifier, or one of a whole family's */
 		fp = hash_combine64(fp, c.seq);
-		fp = hash_combine64(fp, hash_bytes_extended(c.qual, (int) c.qual_len, (uint64) col));
+		fp = hash_combine64(fp, cols->wide[col].whole_family ?
+							hash_bytes_extended(c.qual, (int) c.qual_len, (uint64) col) :
+							(uint64) col);
 		if (!r->need[col])
 		{
 			have[col] = true;

@@ -102,6 +102,7 @@ typedef struct WcFdwWideColumn
 	char	   *name;			/* column name, for messages */
 	char	   *spec;			/* the option's text, for messages */
 	char	   *family;			/* the declared family name */
+	size_t		family_len;
 	int			family_index;	/* in the table's (or its store's) families */
 	uint8	   *qual;			/* NULL for a whole family */
 	size_t		qual_len;
@@ -118,6 +119,10 @@ typedef struct WcFdwColumns
 	/* a wide table: only f[WCF_ROWKEY] is set, and these (NULL, 0: tall) */
 	WcFdwWideColumn *wide;
 	int			nwide;
+	/* wide[] and its strings in one allocation of this size (0: not so) */
+	Size		wide_bytes;
+	/* wide[] in (family, qualifier) order, a whole family first (indexes) */
+	int		   *wide_sorted;
 } WcFdwColumns;
 
 extern const char *const wcfdw_field_names[WCF_NFIELDS];
@@ -136,6 +141,8 @@ typedef struct WcFdwConverter
 } WcFdwConverter;
 
 extern void wcfdw_converter_init(WcFdwConverter *conv, Relation rel);
+extern void wcfdw_converter_copy(const WcFdwConverter *from, WcFdwConverter *to,
+								 MemoryContext cxt);
 extern Datum wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field,
 								  const uint8 *data, size_t len);
 extern Datum wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
@@ -166,6 +173,8 @@ typedef struct WcFdwTableOptions
 
 extern void wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts);
 extern bool wcfdw_get_cell_specs(Relation rel, char ***specs);
+extern bool wcfdw_converter_cached(Relation rel, WcFdwConverter *conv);
+extern void wcfdw_converter_remember(Relation rel, const WcFdwConverter *conv);
 extern int	wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len);
 extern Oid	wcfdw_store_owner(Oid relid, bool missing_ok);
 extern char *wcfdw_store_path(Oid relid, const WcFdwTableOptions *opts);
@@ -405,6 +414,8 @@ typedef struct WcFdwWideReader
 	wc_cell_view next;
 	MemoryContext nextcxt;		/* holds next's bytes */
 	uint64		fingerprint;	/* of the cells of the row last returned */
+	bool	   *have;			/* per wide column, of the row being read */
+	StringInfoData *json;		/* per whole-family column, of that row */
 } WcFdwWideReader;
 
 extern void wcfdw_wide_reader_init(WcFdwWideReader *r, WcFdwConverter *conv,
