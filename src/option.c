@@ -746,6 +746,23 @@ wcfdw_get_cell_specs(Relation rel, char ***specs_out)
 }
 
 /*
+ * wcfdw_store_owner_cached
+ *		wcfdw_store_owner(relid, false), answered by the cache for a table
+ *		whose options it holds (only a table without option store has them
+ *		cached)
+ */
+Oid
+wcfdw_store_owner_cached(Oid relid)
+{
+	WcFdwOptCache *e;
+
+	if (wcfdw_opt_cache != NULL &&
+		(e = hash_search(wcfdw_opt_cache, &relid, HASH_FIND, NULL)) != NULL && e->have_topts)
+		return relid;
+	return wcfdw_store_owner(relid, false);
+}
+
+/*
  * wcfdw_converter_cached
  *		Copies rel's converter from the cache into the current memory
  *		context; false if the cache has none

@@ -367,7 +367,7 @@ WcFdwStore *
 wcfdw_store_get(Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
-	Oid			owner = wcfdw_store_owner(relid, false);
+	Oid			owner = wcfdw_store_owner_cached(relid);
 	WcFdwStore *s;
 	bool		found;
 	bool		writable;

@@ -174,6 +174,7 @@ typedef struct WcFdwTableOptions
 extern void wcfdw_get_table_options(Oid relid, WcFdwTableOptions *opts);
 extern bool wcfdw_get_cell_specs(Relation rel, char ***specs);
 extern bool wcfdw_converter_cached(Relation rel, WcFdwConverter *conv);
+extern Oid	wcfdw_store_owner_cached(Oid relid);
 extern void wcfdw_converter_remember(Relation rel, const WcFdwConverter *conv);
 extern int	wcfdw_family_index(const WcFdwTableOptions *opts, const char *name, size_t len);
 extern Oid	wcfdw_store_owner(Oid relid, bool missing_ok);
