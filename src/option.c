@@ -526,13 +526,18 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 /* ---------------------------------------------------------------- the options cache */
 
 /*
- * A table's options and its columns' cell options, parsed, by relid: every
- * query used to look them up and parse them several times (planning, each
- * scan's start, the store, the column mapping of a wide table).  A
- * relation's invalidation drops its entry (a column's options, a rename); a
- * change of any foreign table's or server's options, or a reset of the whole
- * relcache, empties the cache.  A table whose option store names another one
- * is not cached: the name is looked up at every use (search_path).
+ * A table's options and its columns' cell options, parsed, by relid, and
+ * the converter wcfdw_converter_init works out from them (the columns'
+ * mapping, their I/O functions, a wide table's cells in order): every query
+ * used to look them up and parse them several times (planning, each scan's
+ * start, the store, the column mapping of a wide table), and to work the
+ * mapping out at every execution.  A relation's invalidation drops its
+ * entry (a column's options, type or name, a rename); a change of any
+ * foreign table's or server's options, or a reset of the whole relcache,
+ * empties the cache.  A table whose option store names another one is not
+ * cached (nor a wide one's converter): the name is looked up at every use
+ * (search_path).  Users get copies: an invalidation can come with any
+ * catalog access, during a scan too.
  */
 typedef struct WcFdwOptCache
 {
