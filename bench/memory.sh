@@ -12,7 +12,10 @@
 #   --tables T   tables, each read by every session [20]
 #   --cells C    cells per table (value 200 bytes), all unflushed [8000]
 #
-# Prints, per configuration: total RssAnon of the sessions' backends (MB) and per session.
+# Prints, per configuration: total RssAnon of the sessions' backends (MB: their private
+# memory), per session, and their total Pss (private memory plus each one's share of the
+# shared pages it touched: shared buffers, the pages of mapped files such as the logs whose
+# values readers leave in place), the memory they cost together.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -71,18 +74,20 @@ measure() {
         [ "$n" -ge "$CONNS" ] && break
         sleep 0.5
     done
-    total=0
+    total=0 pss=0
     for p in $(wc_psql -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'mem-$kind'"); do
         total=$((total + $(awk '/^RssAnon:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)))
+        pss=$((pss + $(awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)))
     done
     wc_psql -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mem-$kind'" >/dev/null
     wait "${pids[@]}" 2>/dev/null
-    printf '%-34s %10.1f MB %10.2f MB\n' "$kind" "$(awk -v k="$total" 'BEGIN { print k / 1024 }')" \
-        "$(awk -v k="$total" -v c="$CONNS" 'BEGIN { print k / 1024 / c }')"
+    printf '%-34s %10.1f MB %10.2f MB %10.1f MB\n' "$kind" "$(awk -v k="$total" 'BEGIN { print k / 1024 }')" \
+        "$(awk -v k="$total" -v c="$CONNS" 'BEGIN { print k / 1024 / c }')" \
+        "$(awk -v k="$pss" 'BEGIN { print k / 1024 }')"
 }
 
 printf '\n%d sessions each reading %d tables of %d unflushed cells (%s)\n' "$CONNS" "$TABLES" "$CELLS" "$BENCH_COMMIT"
-printf '%-34s %13s %13s\n' configuration "RssAnon, all" "per session"
+printf '%-34s %13s %13s %13s\n' configuration "RssAnon, all" "per session" "Pss, all"
 measure "ordinary tables" h 64MB
 measure "widecol, session_memory = -1" w -1
 measure "widecol, session_memory = 64MB" w 64MB

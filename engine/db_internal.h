@@ -91,6 +91,7 @@ typedef struct wc_held
 				seq_hi;
 	uint8_t    *payload;
 	size_t		len;
+	uint64_t	off;			/* where the payload lies in the log; 0 = unknown */
 } wc_held;
 
 /*
@@ -101,6 +102,7 @@ typedef struct wc_logmem
 {
 	uint64_t	number;
 	wc_file		file;
+	wc_mapping *map;			/* the file mapped (values stay there), or NULL */
 	wc_log_reader *reader;
 	uint64_t	valid_end;		/* offset after the last complete record read */
 	uint64_t	max_seq;		/* highest seq of any record read (any outcome) */
@@ -311,9 +313,17 @@ void		wc_db_view_free(wc_db *db);
 /* Applies the entries of a committed batch, positioned in r, to lm's memtables (and,
  * for a log of the view, raises the handle's applied and truncate seqs). */
 int			wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *r, wc_err *err);
-/* Holds a record whose tag is in progress (a copy of payload). */
+/* Holds a record whose tag is in progress (a copy of payload, which lies at offset
+ * off of lm's log; 0 = unknown). */
 int			wc_db_hold(wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
-					   const uint8_t *payload, size_t len, wc_err *err);
+					   const uint8_t *payload, size_t len, uint64_t off, wc_err *err);
+
+/*
+ * Bytes of a log mapped by each logmem (values of committed records below that
+ * stay in the log: DESIGN.md, "Values stay in the log"); 0 = the default,
+ * 4 x log_switch_bytes and at least 64 MiB.  For tests.
+ */
+extern size_t wc_log_map_bytes;
 /*
  * Reads log number whole from disk into a logmem of the caller's (*out; free with
  * wc_db_log_free), every record resolved: with wait, waits a while for a

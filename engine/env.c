@@ -686,6 +686,43 @@ wc_file_unmap(const uint8_t *addr, size_t len)
 		munmap((void *) addr, len);
 }
 
+int
+wc_mapping_new(wc_file *f, size_t len, wc_mapping **out, wc_err *err)
+{
+	const uint8_t *addr;
+	wc_mapping *m;
+	int			rc;
+
+	*out = NULL;
+	if ((rc = wc_file_map(f, len, &addr, err)) != WC_OK || addr == NULL)
+		return rc;
+	if ((m = malloc(sizeof(wc_mapping))) == NULL)
+	{
+		wc_file_unmap(addr, len);
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	}
+	m->refs = 1;
+	m->addr = addr;
+	m->len = len;
+	*out = m;
+	return WC_OK;
+}
+
+void
+wc_mapping_ref(wc_mapping *m)
+{
+	m->refs++;
+}
+
+void
+wc_mapping_unref(wc_mapping *m)
+{
+	if (m == NULL || --m->refs > 0)
+		return;
+	wc_file_unmap(m->addr, m->len);
+	free(m);
+}
+
 int64_t
 wc_env_now_ms(void)
 {

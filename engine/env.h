@@ -123,6 +123,35 @@ void		wc_file_unmap(const uint8_t *addr, size_t len);
 bool		wc_env_map_allowed(void);
 
 /*
+ * A read-only mapping of a file that grows (a log), held by whatever points into it
+ * (memtable entries whose values stay in the log: DESIGN.md, "Values stay in the
+ * log").  len may run past the file's end: only bytes below an end the holder read
+ * may be touched.  Reference counted like its holders (one thread); unmapped with
+ * the last reference.
+ */
+typedef struct wc_mapping
+{
+	int			refs;
+	const uint8_t *addr;
+	size_t		len;
+} wc_mapping;
+
+/* Maps the first len bytes of f (*out; NULL and WC_OK when mapping is off or fails). */
+int			wc_mapping_new(wc_file *f, size_t len, wc_mapping **out, wc_err *err);
+void		wc_mapping_ref(wc_mapping *m);
+void		wc_mapping_unref(wc_mapping *m);
+
+/* Whether p[0..len-1] lies within m. */
+static inline bool
+wc_mapping_holds(const wc_mapping *m, const uint8_t *p, size_t len)
+{
+	uintptr_t	a = (uintptr_t) m->addr,
+				x = (uintptr_t) p;
+
+	return x >= a && len <= m->len && x - a <= m->len - len;
+}
+
+/*
  * Makes sure the first len bytes of f are allocated on disk (posix_fallocate: a full
  * disk fails here with WC_NOSPACE rather than later, as SIGBUS, when a shared mapping
  * touches a hole), then maps them read-write and shared (*addr).  Used for LOCK's

@@ -46,10 +46,12 @@ struct wc_log_reader
 	uint64_t	size;			/* file size last seen; refreshed when short */
 	uint8_t    *buf;			/* payload of the last record, reused */
 	size_t		cap;
-	const uint8_t *payload;		/* the last record's payload: in buf or win */
+	const uint8_t *payload;		/* the last record's payload: in buf, win or map */
 	uint8_t    *win;			/* READ_AHEAD bytes of the file read at win_start */
 	uint64_t	win_start;
 	size_t		win_len;
+	const uint8_t *map;			/* the file mapped (map_len bytes), or NULL */
+	size_t		map_len;
 };
 
 /* Why the record at an offset is not valid (for the corruption message). */
@@ -306,6 +308,25 @@ wc_log_reader_free(wc_log_reader *r)
 	free(r);
 }
 
+void
+wc_log_reader_set_map(wc_log_reader *r, const uint8_t *addr, size_t len)
+{
+	r->map = addr;
+	r->map_len = addr != NULL ? len : 0;
+}
+
+void
+wc_log_reader_release(wc_log_reader *r)
+{
+	free(r->buf);
+	free(r->win);
+	r->buf = NULL;
+	r->cap = 0;
+	r->win = NULL;
+	r->win_len = 0;
+	r->payload = NULL;
+}
+
 uint64_t
 wc_log_reader_offset(const wc_log_reader *r)
 {
@@ -369,9 +390,41 @@ window_record(wc_log_reader *r, uint32_t *len, wc_err *err)
 }
 
 /*
+ * The checksum crc extended over the n bytes of the file at off, read READ_AHEAD
+ * bytes at a time into the window (*got: the bytes there were, fewer when the file
+ * is shorter).  Leaves the window empty.
+ */
+static int
+crc_by_window(wc_log_reader *r, uint64_t off, size_t n, uint32_t crc, uint32_t *out,
+			  size_t *got, wc_err *err)
+{
+	int			rc = WC_OK;
+
+	*got = 0;
+	r->win_len = 0;
+	if (r->win == NULL && (r->win = malloc(READ_AHEAD)) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory reading %s", r->f->name);
+	while (*got < n)
+	{
+		size_t		want = n - *got < READ_AHEAD ? n - *got : READ_AHEAD,
+					part;
+
+		if ((rc = wc_file_pread_some(r->f, r->win, want, off + *got, &part, err)) != WC_OK)
+			break;
+		crc = wc_crc32c_extend(crc, r->win, part);
+		*got += part;
+		if (part < want)
+			break;
+	}
+	*out = crc;
+	return rc;
+}
+
+/*
  * Tries to read the record at r->off (into r->buf unless the read-ahead window
- * holds it; r->payload points to it).  Returns 1 (valid, *len set), 0 (invalid;
- * *bad says why and *len is the claimed length) or an error.
+ * holds it or the file is mapped; r->payload points to it).  Returns 1 (valid,
+ * *len set), 0 (invalid; *bad says why and *len is the claimed length) or an
+ * error.
  */
 static int
 read_record(wc_log_reader *r, uint32_t *len, bad_record *bad, wc_err *err)
@@ -411,31 +464,52 @@ read_record(wc_log_reader *r, uint32_t *len, bad_record *bad, wc_err *err)
 		bad->size = r->size;
 		return 0;
 	}
-	if (!wc_buf_reserve(&r->buf, &r->cap, n))
-		return wc_err_set(err, WC_NOMEM,
-						  "out of memory for a log record of %u bytes in %s at offset %llu",
-						  n, r->f->name, (unsigned long long) off);
-	if ((rc = wc_file_pread_some(r->f, r->buf, n, off + LOG_RECORD_HEADER, &got, err)) != WC_OK)
-		return rc;
+	bad->stored = wc_get_fixed32(h);
+	if (r->map != NULL && off + LOG_RECORD_HEADER + n <= r->map_len)
+	{
+		/*
+		 * Mapped: the checksum is computed over reads into the window, and only
+		 * once the record is known whole and valid is the mapping touched (the
+		 * caller reads the payload there), since an invalid tail may be cut
+		 * meanwhile, and a page past the end of the file faults.  No copy of a
+		 * large record, and no fresh memory to fault in for it.
+		 */
+		if ((rc = crc_by_window(r, off + LOG_RECORD_HEADER, n, wc_crc32c(h + 4, 5),
+								&bad->computed, &got, err)) != WC_OK)
+			return rc;
+		r->payload = r->map + off + LOG_RECORD_HEADER;
+	}
+	else
+	{
+		if (!wc_buf_reserve(&r->buf, &r->cap, n))
+			return wc_err_set(err, WC_NOMEM,
+							  "out of memory for a log record of %u bytes in %s at offset %llu",
+							  n, r->f->name, (unsigned long long) off);
+		if ((rc = wc_file_pread_some(r->f, r->buf, n, off + LOG_RECORD_HEADER, &got,
+									 err)) != WC_OK)
+			return rc;
+		if (got == n)
+			bad->computed = wc_crc32c_extend(wc_crc32c(h + 4, 5), r->buf, n);
+		r->payload = r->buf;
+	}
 	if (got < n)
 	{
 		/* truncated since we looked at the size */
 		bad->kind = BAD_INCOMPLETE;
 		bad->size = r->size = off + LOG_RECORD_HEADER + got;
+		r->payload = NULL;
 		return 0;
 	}
-	bad->stored = wc_get_fixed32(h);
-	bad->computed = wc_crc32c_extend(wc_crc32c(h + 4, 5), r->buf, n);
 	if (bad->stored != bad->computed)
 	{
 		bad->kind = BAD_CHECKSUM;
+		r->payload = NULL;
 		return 0;
 	}
 	if (h[8] != LOG_TYPE_BATCH)
 		return wc_err_set(err, WC_CORRUPT,
 						  "log record of unknown type %u in %s at offset %llu",
 						  h[8], r->f->name, (unsigned long long) off);
-	r->payload = r->buf;
 	return 1;
 }
 

@@ -50,6 +50,21 @@ void		wc_log_reader_free(wc_log_reader *r);
 int			wc_log_read(wc_log_reader *r, const uint8_t **payload, size_t *len,
 						uint64_t *end, wc_err *err);
 
+/*
+ * Tells the reader that the first len bytes of its file are mapped at addr: a record
+ * there too large for the read-ahead window is checked by reads into the window and
+ * then returned where it lies in the mapping, not copied.
+ */
+void		wc_log_reader_set_map(wc_log_reader *r, const uint8_t *addr, size_t len);
+
+/*
+ * Frees the reader's buffers (its read-ahead window and the copy of a record larger
+ * than that), which the last record returned lives in: for a reader idle until its
+ * log grows again, so that a process reading many logs does not keep a buffer of
+ * each.  The next read allocates them again.
+ */
+void		wc_log_reader_release(wc_log_reader *r);
+
 /* Offset after the last record returned (where the next one starts). */
 uint64_t	wc_log_reader_offset(const wc_log_reader *r);
 

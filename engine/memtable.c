@@ -10,10 +10,14 @@
  * A node is one arena allocation, kept compact because a search is bound by
  * cache misses (one or two lines a node, where a node holding a full wc_cell
  * would span two or three):
- *   ts | seq | row_len | qual_len | val_len | type | height | next[height]
- *   | row bytes | qual bytes | val bytes
- * A wc_cell view of a node is built on the stack for each wc_cell_cmp, and in
- * the iterator for cell().
+ *   ts | seq | row_len | qual_len | val_len | type | height | shared
+ *   | next[height] | row bytes | qual bytes | val bytes
+ * or, when the value stays in the memtable's mapping (a log's pages, shared by
+ * every process: wc_memtable_set_mapping), shared = 1 and
+ *   ... | next[height] | val pointer | row bytes | qual bytes
+ * The key bytes are always in the node: a search compares them, the value is
+ * only read once found.  A wc_cell view of a node is built on the stack for
+ * each wc_cell_cmp, and in the iterator for cell().
  */
 #include "memtable.h"
 
@@ -53,12 +57,15 @@ typedef struct mt_node
 	uint32_t	val_len;
 	uint8_t		type;
 	uint8_t		height;
+	uint8_t		shared;			/* the value is in the mapping, pointed to */
 	struct mt_node *next[];		/* height entries, level 0 first */
 } mt_node;
 
 struct wc_memtable
 {
 	int			refs;
+
+	wc_mapping *map;			/* values may stay here (referenced); or NULL */
 
 	/* arena */
 	mt_chunk   *chunks;			/* every chunk, newest first */
@@ -202,6 +209,11 @@ node_cell(const mt_node *n, wc_cell *c)
 {
 	const uint8_t *p = (const uint8_t *) &n->next[n->height];
 
+	if (n->shared)
+	{
+		memcpy(&c->val, p, sizeof(c->val));
+		p += sizeof(c->val);
+	}
 	c->row = p;
 	c->row_len = n->row_len;
 	c->qual = p + n->row_len;
@@ -209,7 +221,8 @@ node_cell(const mt_node *n, wc_cell *c)
 	c->ts = n->ts;
 	c->seq = n->seq;
 	c->type = n->type;
-	c->val = c->qual + n->qual_len;
+	if (!n->shared)
+		c->val = c->qual + n->qual_len;
 	c->val_len = n->val_len;
 }
 
@@ -318,7 +331,17 @@ wc_memtable_unref(wc_memtable *mt)
 		spare_put(c);
 		c = next;
 	}
+	wc_mapping_unref(mt->map);
 	free(mt);
+}
+
+void
+wc_memtable_set_mapping(wc_memtable *mt, wc_mapping *m)
+{
+	if (m != NULL)
+		wc_mapping_ref(m);
+	wc_mapping_unref(mt->map);
+	mt->map = m;
 }
 
 int
@@ -329,7 +352,10 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 	uint8_t    *p;
 	int			h = random_height(mt);
 	size_t		links = offsetof(mt_node, next) + (size_t) h * sizeof(mt_node *);
-	size_t		size = links + (size_t) c->row_len + c->qual_len + c->val_len;
+	bool		shared = mt->map != NULL && c->val_len >= WC_MEMTABLE_SHARED_MIN &&
+		wc_mapping_holds(mt->map, c->val, c->val_len);
+	size_t		size = links + (size_t) c->row_len + c->qual_len +
+		(shared ? sizeof(c->val) : c->val_len);
 
 	node = arena_alloc(mt, size);
 	if (node == NULL)
@@ -342,14 +368,20 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 	node->val_len = c->val_len;
 	node->type = c->type;
 	node->height = (uint8_t) h;
+	node->shared = shared;
 	p = (uint8_t *) node + links;
+	if (shared)
+	{
+		memcpy(p, &c->val, sizeof(c->val));
+		p += sizeof(c->val);
+	}
 	if (c->row_len > 0)
 		memcpy(p, c->row, c->row_len);
 	p += c->row_len;
 	if (c->qual_len > 0)
 		memcpy(p, c->qual, c->qual_len);
 	p += c->qual_len;
-	if (c->val_len > 0)
+	if (!shared && c->val_len > 0)
 		memcpy(p, c->val, c->val_len);
 
 	if (mt->last != NULL && node_cmp(mt->last, c) < 0 &&

@@ -9,6 +9,7 @@
 #ifndef WC_MEMTABLE_H
 #define WC_MEMTABLE_H
 
+#include "env.h"
 #include "iter.h"
 
 typedef struct wc_memtable wc_memtable;
@@ -19,11 +20,23 @@ void		wc_memtable_ref(wc_memtable *mt);
 /* Drops a reference; frees at zero. */
 void		wc_memtable_unref(wc_memtable *mt);
 
-/* Copies c (and its bytes) in.  WC_OK or WC_NOMEM (err filled). */
+/*
+ * Lets entries added from now on keep their values in m (referenced until the
+ * memtable is freed) instead of copying them: a value of at least
+ * WC_MEMTABLE_SHARED_MIN bytes that lies within m is pointed to.  m is a log's
+ * mapping, so its pages are the page cache's, one copy for every process.
+ */
+#define WC_MEMTABLE_SHARED_MIN	16
+void		wc_memtable_set_mapping(wc_memtable *mt, wc_mapping *m);
+
+/*
+ * Adds c: its rowkey and qualifier copied in, its value too unless it lies in the
+ * memtable's mapping (above).  WC_OK or WC_NOMEM (err filled).
+ */
 int			wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err);
 
 uint64_t	wc_memtable_count(const wc_memtable *mt);
-/* Bytes of memory used (arena). */
+/* Bytes of this process's memory used (arena; values left in a mapping are not counted). */
 size_t		wc_memtable_bytes(const wc_memtable *mt);
 /* ts range of PUT and DEL_VERSION entries (INT64_MAX/INT64_MIN when none). */
 int64_t		wc_memtable_ts_min(const wc_memtable *mt);

@@ -113,6 +113,7 @@ wc_db_log_free(wc_logmem *lm)
 	for (int i = 0; i < lm->nmem; i++)
 		wc_memtable_unref(lm->mem[i].mt);
 	free(lm->mem);
+	wc_mapping_unref(lm->map);	/* memtables still referenced keep it */
 	for (int i = 0; i < lm->nheld; i++)
 		free(lm->held[i].payload);
 	free(lm->held);
@@ -124,6 +125,21 @@ wc_db_log_free(wc_logmem *lm)
 		wc_log_reader_free(lm->reader);
 	wc_file_close(&lm->file);
 	free(lm);
+}
+
+size_t		wc_log_map_bytes;
+
+/* How many bytes of a log to map: more than it grows to before it is switched. */
+static size_t
+log_map_len(const wc_db *db)
+{
+	size_t		len = (size_t) 64 << 20;
+
+	if (wc_log_map_bytes != 0)
+		return wc_log_map_bytes;
+	if (db->opts.log_switch_bytes <= SIZE_MAX / 4 && 4 * db->opts.log_switch_bytes > len)
+		len = 4 * db->opts.log_switch_bytes;
+	return len;
 }
 
 /* Opens log number, positioned at its first record, with nothing applied. */
@@ -148,11 +164,15 @@ logmem_open(wc_db *db, uint64_t number, wc_logmem **out, wc_err *err)
 		rc = wc_err_set(err, WC_CORRUPT, "log \"%s\" says it is log %llu",
 						name, (unsigned long long) hdr_number);
 	if (rc == WC_OK)
+		rc = wc_mapping_new(&lm->file, log_map_len(db), &lm->map, err);
+	if (rc == WC_OK)
 	{
 		lm->valid_end = WC_LOG_HEADER_SIZE;
 		lm->reader = wc_log_reader_new(&lm->file, WC_LOG_HEADER_SIZE);
 		if (lm->reader == NULL)
 			rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		else if (lm->map != NULL)
+			wc_log_reader_set_map(lm->reader, lm->map->addr, lm->map->len);
 	}
 	if (rc != WC_OK)
 	{
@@ -347,6 +367,7 @@ logmem_family(wc_logmem *lm, const uint8_t *fam, uint32_t fam_len, wc_err *err)
 	memcpy(fm->family, fam, fam_len);
 	if ((fm->mt = wc_memtable_new()) == NULL)
 		goto oom;
+	wc_memtable_set_mapping(fm->mt, lm->map);
 	lm->nmem++;
 	return fm->mt;
 
@@ -394,7 +415,7 @@ wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, wc_err 
 
 int
 wc_db_hold(wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
-		   const uint8_t *payload, size_t len, wc_err *err)
+		   const uint8_t *payload, size_t len, uint64_t off, wc_err *err)
 {
 	uint8_t    *copy;
 
@@ -407,6 +428,7 @@ wc_db_hold(wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
 	lm->held[lm->nheld].seq_hi = seq_hi;
 	lm->held[lm->nheld].payload = copy;
 	lm->held[lm->nheld].len = len;
+	lm->held[lm->nheld].off = off;
 	lm->nheld++;
 	return WC_OK;
 }
@@ -481,13 +503,23 @@ apply_ingest(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_er
 	return rc;
 }
 
-/* Applies a committed record of either kind to lm. */
+/*
+ * Applies a committed record of either kind to lm.  It lies at offset off of the
+ * log (0 = unknown): read from the log's mapping when that holds it, so that the
+ * memtables point to its values there instead of copying them.  The mapped bytes
+ * are the ones read (the page cache's), and a committed record's bytes are never
+ * cut or rewritten (DESIGN.md, "Values stay in the log").
+ */
 static int
-apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_err *err)
+apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, uint64_t off,
+			  wc_err *err)
 {
 	wc_batch_reader r;
 	int			rc;
 
+	if (lm->map != NULL && off != 0 && len <= SIZE_MAX - off &&
+		wc_mapping_holds(lm->map, lm->map->addr + off, len))
+		payload = lm->map->addr + off;
 	if (wc_ingest_is_record(payload, len))
 		return apply_ingest(db, lm, payload, len, err);
 	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
@@ -501,7 +533,7 @@ apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, wc_e
  */
 static int
 apply_committed(wc_db *db, wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
-				const uint8_t *payload, size_t len, wc_err *err)
+				const uint8_t *payload, size_t len, uint64_t off, wc_err *err)
 {
 	bool		remember = seq_lo <= seq_hi && wc_db_tag_recent(db, tag);
 	int			rc;
@@ -509,7 +541,7 @@ apply_committed(wc_db *db, wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_
 	/* remembered first: a record applied but not remembered would be seen by all */
 	if (remember && (rc = wc_recent_add(&lm->recent, tag, seq_lo, seq_hi, err)) != WC_OK)
 		return rc;
-	if ((rc = apply_payload(db, lm, payload, len, err)) != WC_OK && remember)
+	if ((rc = apply_payload(db, lm, payload, len, off, err)) != WC_OK && remember)
 		lm->recent.n--;
 	else if (remember)
 		wc_recent_bound(&lm->recent, db->opts.recent_max);
@@ -609,10 +641,11 @@ replay(wc_db *db, wc_logmem *lm, uint64_t until, bool wait, wc_err *err)
 		rc = resolve_record(db, lm, r.tag, wait, &state, err);
 		if (rc == WC_OK && state == WC_TXN_COMMITTED)
 			rc = apply_committed(db, lm, r.tag, r.seq_base, r.seq_base + r.count - 1,
-								 payload, len, err);
+								 payload, len, end - len, err);
 		else if (rc == WC_OK && state == WC_TXN_IN_PROGRESS)
 		{
-			rc = wc_db_hold(lm, r.tag, r.seq_base, r.seq_base + r.count - 1, payload, len, err);
+			rc = wc_db_hold(lm, r.tag, r.seq_base, r.seq_base + r.count - 1, payload, len,
+							end - len, err);
 			/* a version names what it must not see: this one now */
 			if (!lm->for_flush)
 				db->dirty = true;
@@ -704,7 +737,7 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 		if (state == WC_TXN_COMMITTED &&
 			(rc = apply_committed(db, lm, lm->held[i].tag, lm->held[i].seq_lo,
 								  lm->held[i].seq_hi, lm->held[i].payload, lm->held[i].len,
-								  err)) != WC_OK)
+								  lm->held[i].off, err)) != WC_OK)
 			return rc;			/* still held: a WC_NOT_FOUND is retried */
 		/* resolved: the view changes (a version built before still excluded it) */
 		db->dirty = true;
@@ -735,9 +768,12 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 	/*
 	 * Up to that size: whatever committed before this refresh began lies below
 	 * it.  Reading on would chase a writer appending meanwhile, a read per
-	 * record; the next refresh takes those records in one go.
+	 * record; the next refresh takes those records in one go.  The reader's
+	 * buffers are not kept for then: a process may read many logs.
 	 */
-	return replay(db, lm, size, false, err);
+	rc = replay(db, lm, size, false, err);
+	wc_log_reader_release(lm->reader);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- versions */

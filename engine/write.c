@@ -127,7 +127,8 @@ wc_db_rotate_log(wc_db *db, wc_err *err)
  */
 static int
 apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8_t *hdr,
-		  size_t hdr_len, uint64_t seq_base, uint64_t count, uint64_t tag, wc_err *err)
+		  size_t hdr_len, uint64_t seq_base, uint64_t count, uint64_t tag, uint64_t end,
+		  wc_err *err)
 {
 	int			rc = WC_OK;
 	uint64_t	seq_lo = seq_base,
@@ -152,7 +153,7 @@ apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8
 			memcpy(payload + total, entries, len);
 			total += len;
 		}
-		rc = wc_db_hold(lm, tag, seq_lo, seq_hi, payload, total, err);
+		rc = wc_db_hold(lm, tag, seq_lo, seq_hi, payload, total, end - total, err);
 		free(payload);
 		return rc;
 	}
@@ -245,10 +246,10 @@ wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count, uint8
 		wc_log_reader_skip_to(active->reader, new_end);
 		if (batches != NULL)
 			arc = apply_own(db, active, batches, n, parts[0].data, parts[0].len, seq_base, count,
-							tag, err);
+							tag, new_end, err);
 		else
 			arc = wc_db_hold(active, tag, seq_base, seq_base + count - 1, parts[0].data,
-							 parts[0].len, err);
+							 parts[0].len, new_end - parts[0].len, err);
 		db->dirty = true;
 		if (arc != WC_OK)
 		{

@@ -1950,10 +1950,135 @@ test_golden_store(void)
 	test_rmdir(dir);
 }
 
+/* ---------------------------------------------------------------- values in the log */
+
+/* Renders every cell of db with a scan, as "row=val;" into out. */
+static void
+render_values(wc_db *db, char *out, size_t size)
+{
+	wc_scan_opts all;
+
+	wc_scan_opts_init(&all);
+	render(db, &all, out, size);
+}
+
+/* The value of cell i: long ones (kept in the log by readers) and short ones (copied). */
+static void
+value_of(int i, char *buf, size_t size)
+{
+	if (i % 5 == 0)
+		snprintf(buf, size, "v%d", i);
+	else
+		snprintf(buf, size, "value %04d %s", i,
+				 "of a cell that a reader keeps in the log's pages, not in its own memory");
+}
+
+/*
+ * A process that replays a log keeps long values where they are, in the log's
+ * mapping (DESIGN.md, "Values stay in the log"), and copies rowkeys, qualifiers and
+ * short values: its memtables are much smaller than a writer's own copies, and read
+ * the same.  Also for a record whose transaction was in progress when it was read
+ * (held, then applied from the log), after the log is flushed under an open scan
+ * (the scan's memtables keep the mapping), and for records past the mapped bytes
+ * (copied).
+ */
+static void
+test_values_in_log(void)
+{
+	char	   *dir = test_tmpdir("valuesinlog");
+	wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_NONE, 0}};
+	wc_db	   *w = open_db(dir, fams, 1, 0);
+	wc_db	   *r = open_db(dir, fams, 1, 0);
+	wc_db	   *r2;
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts all;
+	wc_scan    *s = NULL;
+	wc_cell_view c;
+	static char want[65536],
+				got[65536];
+	size_t		used = 0;
+	char		row[32],
+				val[160];
+	uint64_t	wbytes,
+				rbytes,
+				r2bytes;
+	wc_err		err;
+	int			n,
+				rc;
+
+	for (int i = 0; i < 300; i++)
+	{
+		snprintf(row, sizeof(row), "row%04d", i);
+		value_of(i, val, sizeof(val));
+		put(b, "f", row, "q", 1, val);
+		used += snprintf(want + used, sizeof(want) - used, "%s/f:q@1=%s;", row, val);
+		if (i % 50 == 49 && i < 250)
+			write_batch(w, b);
+	}
+	/* the last 50 in a transaction, in progress when r reads them */
+	tag_state[9] = WC_TXN_IN_PROGRESS;
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_write(w, &b, 1, 9, false, &err), &err);
+	wc_batch_clear(b);
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	tag_state[9] = WC_TXN_COMMITTED;
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	CHECK_OK(wc_db_refresh(w, &err), &err);
+
+	render_values(w, got, sizeof(got));
+	CHECK(strcmp(got, want) == 0, "the writer reads what it wrote");
+	render_values(r, got, sizeof(got));
+	CHECK(strcmp(got, want) == 0, "the reader reads the same:\n  got:  %.200s\n  want: %.200s", got,
+		  want);
+	wbytes = wc_db_mem_bytes(w);
+	rbytes = wc_db_mem_bytes(r);
+	CHECK(rbytes * 2 < wbytes, "the reader's memtables are small: %llu bytes, the writer's %llu",
+		  (unsigned long long) rbytes, (unsigned long long) wbytes);
+
+	/* a mapping that ends inside the log: records past it are copied */
+	wc_log_map_bytes = 4096;
+	r2 = open_db(dir, fams, 1, 0);
+	wc_log_map_bytes = 0;
+	render_values(r2, got, sizeof(got));
+	CHECK(strcmp(got, want) == 0, "a partly mapped log reads the same");
+	r2bytes = wc_db_mem_bytes(r2);
+	CHECK(r2bytes > rbytes && r2bytes * 4 > wbytes * 3,
+		  "past the mapped bytes values are copied: %llu bytes (fully mapped %llu, copies %llu)",
+		  (unsigned long long) r2bytes, (unsigned long long) rbytes, (unsigned long long) wbytes);
+	wc_db_close(r2);
+
+	/* a scan open while the log is flushed and dropped from r's view */
+	wc_scan_opts_init(&all);
+	wc_err_clear(&err);
+	CHECK_OK(wc_scan_open(r, &all, &s, &err), &err);
+	used = 0;
+	for (n = 0; n < 10 && (rc = wc_scan_next(s, &c, &err)) == 1; n++)
+		used += snprintf(got + used, sizeof(got) - used, "%.*s/f:q@%lld=%.*s;", (int) c.row_len,
+						 c.row, (long long) c.ts, (int) c.val_len, c.val);
+	CHECK_OK(wc_db_flush(w, &err), &err);
+	CHECK_OK(wc_db_refresh_full(r, &err), &err);
+	CHECK(r->nlogs == 1 && r->logs[0]->nmem == 0, "the flushed log left r's view: %d logs",
+		  r->nlogs);
+	while ((rc = wc_scan_next(s, &c, &err)) == 1)
+		used += snprintf(got + used, sizeof(got) - used, "%.*s/f:q@%lld=%.*s;", (int) c.row_len,
+						 c.row, (long long) c.ts, (int) c.val_len, c.val);
+	CHECK(rc == 0, "scan ended with %d: %s", rc, err.msg);
+	CHECK(strcmp(got, want) == 0, "the open scan reads its values after the flush");
+	wc_scan_close(s);
+	render_values(r, got, sizeof(got));
+	CHECK(strcmp(got, want) == 0, "and from the sorted file");
+
+	wc_batch_free(b);
+	wc_db_close(r);
+	wc_db_close(w);
+	test_rmdir(dir);
+}
+
 int
 main(void)
 {
 	t_name = "test_db";
+	test_values_in_log();
 	test_resolve_failure();
 	test_prepared();
 	test_flush_nowait();

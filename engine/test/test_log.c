@@ -20,6 +20,63 @@
 
 #define REC_HDR 9
 
+/*
+ * With t_map, readers are given a mapping of their file (as a store's logs are:
+ * records larger than the read-ahead window are then checked by reads and
+ * returned in the mapping).
+ */
+#define T_MAP_LEN	((size_t) 64 << 20)
+static bool t_map;
+static struct
+{
+	wc_log_reader *r;
+	const uint8_t *addr;
+} t_maps[8];
+
+static wc_log_reader *
+t_reader_new(wc_file *f, uint64_t off)
+{
+	wc_log_reader *r = wc_log_reader_new(f, off);
+	const uint8_t *addr = NULL;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	if (r == NULL || !t_map || wc_file_map(f, T_MAP_LEN, &addr, &err) != WC_OK || addr == NULL)
+		return r;
+	wc_log_reader_set_map(r, addr, T_MAP_LEN);
+	for (int i = 0; i < 8; i++)
+		if (t_maps[i].r == NULL)
+		{
+			t_maps[i].r = r;
+			t_maps[i].addr = addr;
+			return r;
+		}
+	fprintf(stderr, "too many mapped readers\n");
+	exit(2);
+}
+
+/* The mapping of r, or NULL. */
+static const uint8_t *
+t_reader_map(const wc_log_reader *r)
+{
+	for (int i = 0; i < 8; i++)
+		if (t_maps[i].r == r)
+			return t_maps[i].addr;
+	return NULL;
+}
+
+static void
+t_reader_free(wc_log_reader *r)
+{
+	for (int i = 0; i < 8; i++)
+		if (t_maps[i].r == r && r != NULL)
+		{
+			wc_file_unmap(t_maps[i].addr, T_MAP_LEN);
+			t_maps[i].r = NULL;
+		}
+	wc_log_reader_free(r);
+}
+
 /* Deterministic payload bytes for record (seed, len). */
 static void
 fill_payload(uint8_t *buf, size_t len, uint64_t seed)
@@ -122,7 +179,7 @@ test_roundtrip(void)
 	n = 60;
 	CHECK(file_bytes(&f) == end, "file size matches the last end");
 
-	r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+	r = t_reader_new(&f, WC_LOG_HEADER_SIZE);
 	CHECK(r != NULL, "reader");
 	for (int i = 0; i < n; i++)
 	{
@@ -165,11 +222,11 @@ test_roundtrip(void)
 	CHECK(n == 80, "read %d of 80 records", n);
 
 	/* a reader starting in the middle */
-	wc_log_reader_free(r);
-	r = wc_log_reader_new(&f, ends[69]);
+	t_reader_free(r);
+	r = t_reader_new(&f, ends[69]);
 	rc = wc_log_read(r, &payload, &len, &rend, &err);
 	CHECK(rc == 1 && payload_ok(payload, len, sizes[70], 70) && rend == ends[70], "read from the middle");
-	wc_log_reader_free(r);
+	t_reader_free(r);
 
 	/* nothing to repair */
 	CHECK_OK(wc_log_repair_tail(&f, end, &err), &err);
@@ -270,7 +327,7 @@ test_recovery(void)
 		put_image(dir, "000001.log", img, cut, &f);
 		wc_err_clear(&err);
 		CHECK_OK(wc_log_check_header(&f, &number, &err), &err);
-		r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+		r = t_reader_new(&f, WC_LOG_HEADER_SIZE);
 		while ((rc = wc_log_read(r, &payload, &len, &rend, &err)) == 1)
 		{
 			if (got >= nrec || !payload_ok(payload, len, sizes[got], (uint64_t) got + 100) ||
@@ -286,7 +343,7 @@ test_recovery(void)
 		/* and again: still nothing, no error */
 		if (wc_log_read(r, &payload, &len, &rend, &err) != 0)
 			bad++;
-		wc_log_reader_free(r);
+		t_reader_free(r);
 
 		rc = wc_log_repair_tail(&f, valid_end, &err);
 		if (rc != WC_OK || file_bytes(&f) != valid_end)
@@ -299,12 +356,12 @@ test_recovery(void)
 		{
 			uint64_t	end = valid_end;
 
-			r = wc_log_reader_new(&f, valid_end);
+			r = t_reader_new(&f, valid_end);
 			if (append_rec(&f, &end, 999, 5, &err) != WC_OK ||
 				wc_log_read(r, &payload, &len, &rend, &err) != 1 ||
 				!payload_ok(payload, len, 5, 999) || rend != end)
 				bad++;
-			wc_log_reader_free(r);
+			t_reader_free(r);
 		}
 		wc_file_close(&f);
 		if (cut == WC_LOG_HEADER_SIZE)
@@ -358,7 +415,7 @@ test_corruption(void)
 			put_image(dir, "000001.log", img, img_len, &f);
 			img[pos] ^= masks[m];
 			wc_err_clear(&err);
-			r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+			r = t_reader_new(&f, WC_LOG_HEADER_SIZE);
 			rc = wc_log_read(r, &payload, &len, &rend, &err);
 			if (rc != 1 || !payload_ok(payload, len, sizes[0], 100))
 				bad++;
@@ -404,7 +461,7 @@ test_corruption(void)
 					file_bytes(&f) != ends[1])
 					bad++;
 			}
-			wc_log_reader_free(r);
+			t_reader_free(r);
 			wc_file_close(&f);
 		}
 	}
@@ -456,11 +513,128 @@ test_corruption(void)
 		wc_put_fixed32(img + ends[0] + 4, (1u << 30) - 1);
 		put_image(dir, "000001.log", img, img_len, &f);
 		wc_err_clear(&err);
-		r = wc_log_reader_new(&f, ends[0]);
+		r = t_reader_new(&f, ends[0]);
 		CHECK(wc_log_read(r, &payload, &len, &rend, &err) == WC_CORRUPT, "big length: %s", err.msg);
-		wc_log_reader_free(r);
+		t_reader_free(r);
 		wc_file_close(&f);
 	}
+	free(img);
+	test_rmdir(dir);
+}
+
+/*
+ * Records larger than the read-ahead window, read with a mapped reader and without:
+ * valid ones come back (in the mapping when mapped: no copy), damage followed by a
+ * valid record is WC_CORRUPT, a damaged or cut last record is the end for now, and
+ * a released reader reads on where it stopped.
+ */
+static void
+test_large_records(void)
+{
+	char	   *dir = test_tmpdir("loglarge");
+	const size_t sizes[] = {70000, 300001, 65536 - 9, 150000};
+	uint64_t	ends[4];
+	size_t		img_len;
+	uint8_t    *img = make_log(dir, sizes, 4, ends, &img_len);
+	const uint64_t flips[] = {ends[0] + 4, ends[0] + 9, ends[0] + 150000, ends[1] - 1};
+	int			bad = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		wc_file		f;
+		wc_err		err;
+		wc_log_reader *r;
+		const uint8_t *payload,
+				   *map;
+		size_t		len;
+		uint64_t	rend;
+		int			rc;
+
+		put_image(dir, "000001.log", img, img_len, &f);
+		r = t_reader_new(&f, WC_LOG_HEADER_SIZE);
+		map = t_reader_map(r);
+		CHECK(t_map == (map != NULL), "mapped as asked");
+		for (int i = 0; i < 4; i++)
+		{
+			wc_err_clear(&err);
+			rc = wc_log_read(r, &payload, &len, &rend, &err);
+			CHECK(rc == 1 && payload_ok(payload, len, sizes[i], 100 + (uint64_t) i) &&
+				  rend == ends[i], "large record %d: rc=%d %s", i, rc, err.msg);
+			if (rc == 1 && map != NULL && sizes[i] > 65536 - 9)
+				CHECK(payload == map + ends[i] - sizes[i], "record %d returned in the mapping", i);
+			/* the second time, buffers released after every record */
+			if (pass == 1)
+				wc_log_reader_release(r);
+		}
+		CHECK(wc_log_read(r, &payload, &len, &rend, &err) == 0, "end after the large records");
+		t_reader_free(r);
+		wc_file_close(&f);
+	}
+
+	for (int k = 0; k < 4; k++)
+	{
+		wc_file		f;
+		wc_err		err;
+		wc_log_reader *r;
+		const uint8_t *payload;
+		size_t		len;
+		uint64_t	rend;
+		int			rc;
+
+		img[flips[k]] ^= 0x20;
+		put_image(dir, "000001.log", img, img_len, &f);
+		img[flips[k]] ^= 0x20;
+		r = t_reader_new(&f, ends[0]);
+		wc_err_clear(&err);
+		rc = wc_log_read(r, &payload, &len, &rend, &err);
+		if (rc != WC_CORRUPT || wc_log_reader_offset(r) != ends[0])
+		{
+			bad++;
+			fprintf(stderr, "flip at %llu of a large record: rc=%d %s\n",
+					(unsigned long long) flips[k], rc, err.msg);
+		}
+		t_reader_free(r);
+		wc_file_close(&f);
+	}
+	CHECK(bad == 0, "%d damaged large records not reported", bad);
+
+	/* the last record damaged, or cut anywhere: the end for now */
+	bad = 0;
+	for (uint64_t cut = ends[2];; cut += cut < ends[2] + 64 ? 1 : 4999)
+	{
+		wc_file		f;
+		wc_err		err;
+		wc_log_reader *r;
+		const uint8_t *payload;
+		size_t		len;
+		uint64_t	rend;
+		int			rc;
+		bool		flip;
+
+		if (cut > img_len)
+			cut = img_len;
+		flip = cut == img_len;	/* whole, but damaged */
+
+		if (flip)
+			img[ends[2] + 70000] ^= 0x01;
+		put_image(dir, "000001.log", img, flip ? img_len : (size_t) cut, &f);
+		if (flip)
+			img[ends[2] + 70000] ^= 0x01;
+		r = t_reader_new(&f, ends[2]);
+		wc_err_clear(&err);
+		rc = wc_log_read(r, &payload, &len, &rend, &err);
+		if (rc != 0 || wc_log_reader_offset(r) != ends[2])
+		{
+			bad++;
+			fprintf(stderr, "last record cut at %llu%s: rc=%d %s\n", (unsigned long long) cut,
+					flip ? " (damaged)" : "", rc, err.msg);
+		}
+		t_reader_free(r);
+		wc_file_close(&f);
+		if (flip)
+			break;
+	}
+	CHECK(bad == 0, "%d cut or damaged last records not read as the end", bad);
 	free(img);
 	test_rmdir(dir);
 }
@@ -513,7 +687,7 @@ test_concurrent(void)
 	}
 	CHECK(pid > 0, "fork");
 	CHECK_OK(wc_file_open(dir, "000003.log", WC_OPEN_READ, &f, &err), &err);
-	r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+	r = t_reader_new(&f, WC_LOG_HEADER_SIZE);
 	start = time(NULL);
 	while (n < RACE_RECORDS && time(NULL) - start < 120)
 	{
@@ -543,7 +717,7 @@ test_concurrent(void)
 
 		CHECK(wc_log_read(r, &payload, &len, &rend, &err) == 0, "nothing after the last record");
 	}
-	wc_log_reader_free(r);
+	t_reader_free(r);
 	wc_file_close(&f);
 	test_rmdir(dir);
 }
@@ -793,7 +967,7 @@ test_golden(void)
 		CHECK_OK(wc_log_check_header(&f, &number, &err), &err);
 		CHECK(number == g->number, "%s: log number %llu", g->name, (unsigned long long) number);
 
-		r = wc_log_reader_new(&f, WC_LOG_HEADER_SIZE);
+		r = t_reader_new(&f, WC_LOG_HEADER_SIZE);
 		for (size_t i = 0; i < g->nrecords; i++)
 		{
 			rc = wc_log_read(r, &payload, &len, &end, &err);
@@ -806,7 +980,7 @@ test_golden(void)
 		if (rc == 1)
 			CHECK(wc_log_read(r, &payload, &len, &end, &err) == 0 &&
 				  wc_log_reader_offset(r) == g->size, "%s: more after the last record", g->name);
-		wc_log_reader_free(r);
+		t_reader_free(r);
 		wc_file_close(&f);
 	}
 }
@@ -822,5 +996,12 @@ main(void)
 	test_corruption();
 	test_concurrent();
 	test_errors();
+	test_large_records();
+	/* again with mapped readers */
+	t_map = true;
+	test_roundtrip();
+	test_recovery();
+	test_concurrent();
+	test_large_records();
 	TEST_DONE();
 }
