@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Entry types: part of the on-disk format (FORMAT.md); never renumber. */
 #define WC_TYPE_PUT			1
@@ -67,6 +68,32 @@ int			wc_cell_cmp(const wc_cell *a, const wc_cell *b);
 
 /* Compares only the rowkeys. */
 int			wc_row_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+
+/*
+ * True if a[0..alen-1] and b[0..blen-1] are the same bytes.  Rowkeys and qualifiers
+ * of 8 to 16 bytes (most) are compared with two overlapping 8-byte loads each, not
+ * a call to memcmp: a scan asks this once or twice a cell.
+ */
+static inline bool
+wc_bytes_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	if (alen != blen)
+		return false;
+	if (alen >= 8 && alen <= 16)
+	{
+		uint64_t	a1,
+					a2,
+					b1,
+					b2;
+
+		memcpy(&a1, a, 8);
+		memcpy(&b1, b, 8);
+		memcpy(&a2, a + alen - 8, 8);
+		memcpy(&b2, b + alen - 8, 8);
+		return ((a1 ^ b1) | (a2 ^ b2)) == 0;
+	}
+	return alen == 0 || memcmp(a, b, alen) == 0;
+}
 
 /* True if a and b are the same column: same row, qualifier and scope. */
 bool		wc_cell_same_column(const wc_cell *a, const wc_cell *b);

@@ -83,6 +83,8 @@ typedef struct fam_stream
 	wc_vis		vis;			/* the family's rules and where the merge is */
 
 	bool		has_cell;
+	bool		out_same_row;	/* out is in the row of the cell out held before */
+	uint64_t	out_rows;		/* vis.rows when out was set */
 	wc_cell_view out;
 } fam_stream;
 
@@ -279,6 +281,7 @@ stream_init(wc_scan *scan, fam_stream *fs, const wc_family *f, int64_t now)
 
 	memcpy(fs->name, f->name, f->name_len);
 	fs->name_len = f->name_len;
+	fs->out_rows = 0;			/* vis.rows is 1 or more once a cell is out */
 	wc_vis_rules_init(&rules);
 	rules.mode = WC_VIS_READ;
 	rules.trunc = scan->trunc;
@@ -521,6 +524,8 @@ stream_consider(wc_scan *scan, fam_stream *fs, const wc_cell *c)
 	fs->out.val = c->val;
 	fs->out.val_len = c->val_len;
 	fs->out.seq = c->seq;
+	fs->out_same_row = fs->out_rows == fs->vis.rows;	/* never for the first: rows 0 */
+	fs->out_rows = fs->vis.rows;
 	fs->has_cell = true;
 	fs->step_first = true;
 	return 1;
@@ -903,6 +908,17 @@ wc_scan_next(wc_scan *scan, wc_cell_view *cell, wc_err *err)
 		{
 			*err = scan->err;
 			return scan->failed;
+		}
+
+		/*
+		 * Still in the row it was the first (or last) of, and first among equal
+		 * rows: the stream that was best stays best, no comparison needed.
+		 */
+		if (scan->streams[scan->last].has_cell && scan->streams[scan->last].out_same_row)
+		{
+			*cell = scan->streams[scan->last].out;
+			scan->stats.cells_returned++;
+			return 1;
 		}
 	}
 	for (int i = 0; i < scan->nstreams; i++)

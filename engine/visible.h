@@ -138,6 +138,8 @@ typedef struct wc_vis
 				row_cap;
 	bool		have_row;
 	uint64_t	fam_tomb;		/* highest seq a DEL_FAMILY of the row hides, or 0 */
+	uint64_t	rows;			/* rows begun since init (a reset does not go back):
+								 * unchanged between two cells = the same row */
 
 	/* the column */
 	uint8_t    *qual;
@@ -273,7 +275,7 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 	if (!wc_vis_seq_exists(r, c->seq))
 		return WC_VIS_SKIP;
 
-	if (!vis->have_row || wc_row_cmp(c->row, c->row_len, vis->row, vis->row_len) != 0)
+	if (!vis->have_row || !wc_bytes_eq(c->row, c->row_len, vis->row, vis->row_len))
 	{
 		if (!wc_buf_reserve(&vis->row, &vis->row_cap, c->row_len))
 			return WC_NOMEM;
@@ -282,6 +284,7 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 		vis->have_row = true;
 		vis->have_col = false;
 		vis->fam_tomb = 0;
+		vis->rows++;
 	}
 	if (c->type == WC_TYPE_DEL_FAMILY)
 	{
@@ -292,7 +295,7 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 			vis->fam_tomb = hides;
 		return WC_VIS_SKIP;
 	}
-	if (!vis->have_col || wc_row_cmp(c->qual, c->qual_len, vis->qual, vis->qual_len) != 0)
+	if (!vis->have_col || !wc_bytes_eq(c->qual, c->qual_len, vis->qual, vis->qual_len))
 	{
 		if (!wc_buf_reserve(&vis->qual, &vis->qual_cap, c->qual_len))
 			return WC_NOMEM;
