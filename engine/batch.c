@@ -53,12 +53,14 @@ typedef struct batch_fam
 
 struct wc_batch
 {
-	uint8_t    *buf;			/* encoded entries */
+	uint8_t    *buf;			/* encoded entries (wc_big_buf_grow) */
 	size_t		len;
 	size_t		cap;
-	uint64_t   *seqs;			/* pending seq of entry i */
+	bool		buf_mapped;
+	uint64_t   *seqs;			/* pending seq of entry i (wc_big_buf_grow) */
 	uint64_t	count;
-	size_t		seqs_cap;
+	size_t		seqs_cap;		/* in entries */
+	bool		seqs_mapped;
 	uint64_t	truncate_seq;	/* pending seq of the last DEL_ALL, or 0 */
 	uint64_t	truncate_index; /* its entry index */
 
@@ -137,20 +139,21 @@ wc_batch_free(wc_batch *b)
 	if (b == NULL)
 		return;
 	drop_overlays(b);
-	free(b->buf);
-	free(b->seqs);
+	wc_big_buf_free(b->buf, b->cap, b->buf_mapped);
+	wc_big_buf_free(b->seqs, b->seqs_cap * sizeof(*b->seqs), b->seqs_mapped);
 	free(b);
 }
 
-/* Frees array p of *cap elements of elem bytes if it takes more than
- * KEEP_BUFFER_MAX bytes (returns NULL, *cap 0); else returns p. */
+/* Frees buffer p of *cap elements of elem bytes (wc_big_buf_grow's) if it takes
+ * more than KEEP_BUFFER_MAX bytes (returns NULL, *cap 0); else returns p. */
 static void *
-free_if_big(void *p, size_t *cap, size_t elem)
+free_if_big(void *p, size_t *cap, bool *mapped, size_t elem)
 {
 	if (*cap <= KEEP_BUFFER_MAX / elem)
 		return p;
-	free(p);
+	wc_big_buf_free(p, *cap * elem, *mapped);
 	*cap = 0;
+	*mapped = false;
 	return NULL;
 }
 
@@ -161,8 +164,8 @@ wc_batch_clear(wc_batch *b)
 		return;
 	drop_overlays(b);
 	/* a batch is reused per transaction: keep small buffers, return big ones */
-	b->buf = free_if_big(b->buf, &b->cap, 1);
-	b->seqs = free_if_big(b->seqs, &b->seqs_cap, sizeof(*b->seqs));
+	b->buf = free_if_big(b->buf, &b->cap, &b->buf_mapped, 1);
+	b->seqs = free_if_big(b->seqs, &b->seqs_cap, &b->seqs_mapped, sizeof(*b->seqs));
 	b->len = 0;
 	b->count = 0;
 	b->truncate_seq = 0;
@@ -202,30 +205,21 @@ reserve(wc_batch *b, size_t more, uint64_t nentries, wc_err *err)
 	if (more > SIZE_MAX - b->len)
 		return wc_err_set(err, WC_NOMEM, "a write batch of %zu bytes cannot grow by %zu bytes",
 						  b->len, more);
-	if (b->len + more > b->cap)
+	if (b->len + more > b->cap &&
+		!wc_big_buf_grow(&b->buf, &b->cap, &b->buf_mapped, b->len + more))
+		return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %zu bytes",
+						  b->len + more);
+	if (b->count + nentries > b->seqs_cap)
 	{
-		size_t		need = b->len + more;
+		size_t		bytes = b->seqs_cap * sizeof(*b->seqs);
 
-		/*
-		 * Doubling (wc_array_reserve, which also refuses sizes that would overflow)
-		 * may ask for far more than is left for a batch of hundreds of MiB: then
-		 * the exact size.
-		 */
-		if (!wc_array_reserve(&b->buf, &b->cap, need, 1))
-		{
-			uint8_t    *buf = realloc(b->buf, need);
-
-			if (buf == NULL)
-				return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %zu bytes", need);
-			b->buf = buf;
-			b->cap = need;
-		}
-		wc_env_advise_huge(b->buf, b->cap);
+		if (b->count + nentries > SIZE_MAX / sizeof(*b->seqs) ||
+			!wc_big_buf_grow(&b->seqs, &bytes, &b->seqs_mapped,
+							 (size_t) (b->count + nentries) * sizeof(*b->seqs)))
+			return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %llu entries",
+							  (unsigned long long) (b->count + nentries));
+		b->seqs_cap = bytes / sizeof(*b->seqs);
 	}
-	if (b->count + nentries > b->seqs_cap &&
-		!wc_array_reserve(&b->seqs, &b->seqs_cap, b->count + nentries, sizeof(*b->seqs)))
-		return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %llu entries",
-						  (unsigned long long) (b->count + nentries));
 	return WC_OK;
 }
 

@@ -32,6 +32,8 @@ typedef struct plan_family
 	wc_cell    *cells;			/* point into the batches; seqs count from 0 */
 	size_t		n;
 	size_t		cap;
+	size_t		bytes;			/* of cells (wc_big_buf_grow) */
+	bool		mapped;
 } plan_family;
 
 /* The entries of a bulk write's batches sorted per family: entry i (counting
@@ -105,7 +107,7 @@ plan_free(plan *p)
 	if (p == NULL)
 		return;
 	for (int i = 0; i < p->nfams; i++)
-		free(p->fams[i].cells);
+		wc_big_buf_free(p->fams[i].cells, p->fams[i].bytes, p->fams[i].mapped);
 	free(p);
 }
 
@@ -144,12 +146,13 @@ plan_new(wc_batch *const *batches, int n, wc_err *err)
 				goto fail;
 			if (f->n == f->cap)
 			{
-				if (!wc_array_reserve(&f->cells, &f->cap, f->n + 1, sizeof(wc_cell)))
+				if (f->n + 1 > SIZE_MAX / sizeof(wc_cell) ||
+					!wc_big_buf_grow(&f->cells, &f->bytes, &f->mapped, (f->n + 1) * sizeof(wc_cell)))
 				{
 					wc_err_set(err, WC_NOMEM, "out of memory");
 					goto fail;
 				}
-				wc_env_advise_huge(f->cells, f->cap * sizeof(wc_cell));
+				f->cap = f->bytes / sizeof(wc_cell);
 			}
 			f->cells[f->n++] = e.cell;
 		}

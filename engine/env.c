@@ -778,17 +778,64 @@ wc_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
-void
-wc_env_advise_huge(void *p, size_t len)
+bool
+wc_big_buf_grow(void *bufp, size_t *cap, bool *mapped, size_t need)
 {
-	const uintptr_t huge = (uintptr_t) 2 << 20;
-	uintptr_t	start = ((uintptr_t) p + huge - 1) & ~(huge - 1);
-	uintptr_t	end = ((uintptr_t) p + len) & ~(huge - 1);
+	void	  **buf = (void **) bufp;
+	size_t		c = *cap ? *cap : 64;
+	void	   *p;
 
+	if (need <= *cap && *buf != NULL)
+		return true;
+	while (c < need)
+	{
+		if (c > SIZE_MAX / 2)
+			return false;
+		c *= 2;
+	}
+	if (c < WC_BIG_BUF_MIN)
+	{
+		if ((p = realloc(*buf, c)) == NULL)
+			return false;
+		*buf = p;
+		*cap = c;
+		return true;
+	}
+	if (*mapped)
+	{
+		p = mremap(*buf, *cap, c, MREMAP_MAYMOVE);
+		if (p == MAP_FAILED)
+			return false;
+	}
+	else
+	{
+		p = mmap(NULL, c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return false;
+	}
 #ifdef MADV_HUGEPAGE
-	if (len >= 2 * huge && end > start)
-		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+	/* before the new part is touched (mremap keeps the advice of the old part) */
+	(void) madvise(p, c, MADV_HUGEPAGE);
 #endif
+	if (!*mapped)
+	{
+		if (*buf != NULL)
+			memcpy(p, *buf, *cap);
+		free(*buf);
+		*mapped = true;
+	}
+	*buf = p;
+	*cap = c;
+	return true;
+}
+
+void
+wc_big_buf_free(void *buf, size_t cap, bool mapped)
+{
+	if (mapped)
+		munmap(buf, cap);
+	else
+		free(buf);
 }
 
 int

@@ -178,12 +178,18 @@ bool		wc_buf_reserve(uint8_t **buf, size_t *cap, size_t need);
 bool		wc_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
 
 /*
- * Asks the kernel to back the whole 2 MiB pages inside [p, p + len) with huge pages
- * (transparent huge pages in "madvise" mode): a buffer of hundreds of MiB filled
- * once, such as a bulk write's batch, then takes one page fault per 2 MiB instead
- * of per 4 KiB.  A hint only; does nothing for buffers under 4 MiB.
+ * A buffer that may grow to hundreds of MiB (a transaction's write batch): *buf holds
+ * *cap bytes, *mapped says whether it is an anonymous mapping of its own.  Grows it
+ * to hold at least need bytes, keeping its contents (false when out of memory, the
+ * buffer then unchanged).  Up to WC_BIG_BUF_MIN it is malloc'd; past it, a mapping
+ * asked for huge pages before anything touches it, and grown with mremap: no copy
+ * of what it holds, and one page fault per 2 MiB instead of per 4 KiB.  (A realloc
+ * of a buffer of glibc's heap copies it, and every fresh 4 KiB page faults: on a
+ * virtual machine that was 40% of a bulk COPY.)  Free with wc_big_buf_free.
  */
-void		wc_env_advise_huge(void *p, size_t len);
+#define WC_BIG_BUF_MIN	((size_t) 4 << 20)
+bool		wc_big_buf_grow(void *bufp, size_t *cap, bool *mapped, size_t need);
+void		wc_big_buf_free(void *buf, size_t cap, bool mapped);
 
 /* Fault injection (tests only; process-local). */
 /* (Its settings and counters are plain process-wide variables: for tests that do their
