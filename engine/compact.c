@@ -7,7 +7,9 @@
  * overlaps.  Either way it sees every entry of the rows it covers that a tombstone
  * in them could mask (the logs hold only newer sequence numbers), so it keeps what
  * the visibility step says in its compaction mode (visible.h): what a reader sees,
- * and the DEL_VERSION entries that still hold a place within max_versions.
+ * and the DEL_VERSION entries that still hold a place within max_versions.  Or
+ * (wc_db_maintain) the newest size tier of such a group, older files left out: a
+ * partial compaction, which keeps the tombstones as well.
  *
  * Layer 3 of the store core: it calls version.c, lock.c, options.c and visible.c.
  */
@@ -24,7 +26,7 @@
 
 int
 wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int nonly,
-					 wc_err *err)
+					 bool partial, wc_err *err)
 {
 	wc_version *v = NULL;
 	wc_iter   **children = NULL;
@@ -52,6 +54,7 @@ wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int no
 		return err->code;
 	wc_vis_rules_init(&rules);
 	rules.mode = WC_VIS_COMPACT;
+	rules.partial = partial;
 	rules.trunc = db->manifest.truncate_seq;
 	/* what an older snapshot may need stays (DESIGN.md, "Snapshots") */
 	if (db->opts.horizon != NULL)
@@ -279,13 +282,63 @@ max_depth(const span *spans, int n, endpoint *ep)
 	return best;
 }
 
+/* A group deeper than this is compacted whole even when its tiers would wait. */
+#define TIER_DEPTH_MAX	32
+
+static int
+span_cmp_newest(const void *a, const void *b)
+{
+	const wc_sst_props *x = &((const span *) a)->f->props,
+			   *y = &((const span *) b)->f->props;
+
+	return x->seq_max < y->seq_max ? 1 : x->seq_max > y->seq_max ? -1 : 0;
+}
+
+/*
+ * Size tiers (DESIGN.md, "Flush and compaction"): orders the n files of a group
+ * newest first and returns how many of the newest make a tier: each next older
+ * file joins while it is at most twice the size of those taken so far.  Their
+ * merge may leave the older files out (a partial compaction) when every one of
+ * those is older than all of the tier (seq ranges apart); -1 when they are not,
+ * and the group must be compacted whole.  n when the tier is the whole group.
+ * Files of interleaved series all overlap: merging the whole group every time a
+ * rowkey lies in 4 files rewrote everything flushed so far at every compaction;
+ * tiers rewrite each entry about once per doubling of the data.
+ */
+static int
+newest_tier(span *spans, int n)
+{
+	uint64_t	sum,
+				tier_min;
+	int			take = 1;
+
+	qsort(spans, (size_t) n, sizeof(span), span_cmp_newest);
+	sum = spans[0].f->props.file_bytes;
+	tier_min = spans[0].f->props.seq_min;
+	while (take < n && spans[take].f->props.file_bytes <= 2 * sum)
+	{
+		sum += spans[take].f->props.file_bytes;
+		if (spans[take].f->props.seq_min < tier_min)
+			tier_min = spans[take].f->props.seq_min;
+		take++;
+	}
+	for (int k = take; k < n; k++)
+		if (spans[k].f->props.seq_max >= tier_min)
+			return -1;
+	return take;
+}
+
 /*
  * Compacts, in family, each group of files with overlapping rowkey ranges in which
- * some rowkey lies in trigger or more files (what a point read may have to open);
- * files that overlap nothing stay as they are, so rows written in key order are not
- * rewritten again and again.  A family of more than WC_COMPACT_MAX_FILES files is
- * compacted whole.  With run false, only tells: 1 when there is work, else 0.
- * Caller holds the compact lock when run is true.
+ * some rowkey lies in trigger or more files (what a point read may have to open):
+ * the group's newest size tier when it holds trigger files or more and is older
+ * than nothing left out (partial: tombstones kept), else the whole group once
+ * its tiers cannot be told apart or it is deeper than TIER_DEPTH_MAX (otherwise
+ * it waits for more flushes).  Files that overlap nothing stay as they are, so
+ * rows written in key order are not rewritten again and again.  A family of more
+ * than WC_COMPACT_MAX_FILES files is compacted whole.  With run false, only
+ * tells: 1 when there is work, else 0.  Caller holds the compact lock when run is
+ * true.
  */
 int
 wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err *err)
@@ -303,7 +356,7 @@ wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err 
 	if (n < trigger)
 		return WC_OK;
 	if (n > WC_COMPACT_MAX_FILES)
-		return run ? wc_db_compact_family(db, family, NULL, 0, err) : 1;
+		return run ? wc_db_compact_family(db, family, NULL, 0, false, err) : 1;
 	spans = calloc((size_t) n, sizeof(span));
 	ep = calloc((size_t) n * 2, sizeof(endpoint));
 	numbers = calloc((size_t) n, sizeof(uint64_t));
@@ -327,7 +380,7 @@ wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err 
 	 */
 	{
 		int			ngroups = 0;
-		int		   *bounds = calloc((size_t) n * 2, sizeof(int));	/* [start, end) pairs */
+		int		   *bounds = calloc((size_t) n * 3, sizeof(int));	/* [start, end), partial */
 
 		if (bounds == NULL)
 			rc = wc_err_set(err, WC_NOMEM, "out of memory");
@@ -348,11 +401,26 @@ wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err 
 				}
 				j++;
 			}
-			if (j - i >= trigger && max_depth(spans + i, j - i, ep) >= trigger)
+			if (j - i >= trigger)
 			{
-				bounds[2 * ngroups] = i;
-				bounds[2 * ngroups + 1] = j;
-				ngroups++;
+				int			depth = max_depth(spans + i, j - i, ep);
+				int			take = depth >= trigger ? newest_tier(spans + i, j - i) : 0;
+
+				/* the newest tier alone, or the whole group (see newest_tier) */
+				if (take >= trigger && take < j - i)
+				{
+					bounds[3 * ngroups] = i;
+					bounds[3 * ngroups + 1] = i + take;
+					bounds[3 * ngroups + 2] = 1;
+					ngroups++;
+				}
+				else if (take == j - i || (depth >= trigger && (take < 0 || depth > TIER_DEPTH_MAX)))
+				{
+					bounds[3 * ngroups] = i;
+					bounds[3 * ngroups + 1] = j;
+					bounds[3 * ngroups + 2] = 0;
+					ngroups++;
+				}
 			}
 			i = j;
 		}
@@ -361,8 +429,9 @@ wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err 
 		if (!run && rc == WC_OK)
 			rc = ngroups > 0;
 		for (int g = 0; run && rc == WC_OK && g < ngroups; g++)
-			rc = wc_db_compact_family(db, family, numbers + bounds[2 * g],
-									  bounds[2 * g + 1] - bounds[2 * g], err);
+			rc = wc_db_compact_family(db, family, numbers + bounds[3 * g],
+									  bounds[3 * g + 1] - bounds[3 * g], bounds[3 * g + 2] != 0,
+									  err);
 		free(bounds);
 	}
 	free(spans);

@@ -369,9 +369,10 @@ int			wc_db_flush_logs(wc_db *db, bool wait, wc_err *err);
 
 /* ---------------------------------------------------------------- compact.c (3) */
 
-/* Compacts family's files (only[0..nonly-1], or all when only is NULL); compact lock held. */
+/* Compacts family's files (only[0..nonly-1], or all when only is NULL); compact lock
+ * held.  partial: only the newest files of their rows, tombstones kept (visible.h). */
 int			wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int nonly,
-								 wc_err *err);
+								 bool partial, wc_err *err);
 /* What wc_db_maintain compacts: groups of overlapping files; compact lock held when
  * run; without run, returns 1 when there is something to compact. */
 int			wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err *err);

@@ -192,7 +192,7 @@ wc_db_compact(wc_db *db, wc_err *err)
 				snprintf(names[nnames++], WC_MAX_FAMILY + 1, "%s", family);
 		}
 		for (int i = 0; rc == WC_OK && i < nnames; i++)
-			rc = wc_db_compact_family(db, names[i], NULL, 0, err);
+			rc = wc_db_compact_family(db, names[i], NULL, 0, false, err);
 		free(names);
 	}
 	if (rc == WC_OK && wc_db_lock(db, WC_LOCK_FLUSH, false, err) == WC_OK)

@@ -37,9 +37,8 @@
  * (written by transactions some snapshot may not see yet) are kept as they are
  * and decide nothing about the others: what the compaction drops, a reader who
  * sees more entries would not see either (masking and max_versions only grow
- * with more entries), and a reader who sees fewer finds what it needs.  A compaction that saw only
- * some of the files of its rows could not use this mode: it would have to keep
- * tombstones and what they might mask elsewhere (there is no such compaction).
+ * with more entries), and a reader who sees fewer finds what it needs.  A compaction that
+ * sees only the newest files of its rows (rules.partial) keeps the tombstones too.
  *
  * The step is static inline: it is the scan's per-cell path.  It copies the row on
  * a new row and the qualifier on a new column, nothing per cell otherwise.
@@ -98,6 +97,15 @@ typedef struct wc_vis_rules
 	 * holds no place), as if the compaction did not see it.
 	 */
 	uint64_t	keep_above;
+	/*
+	 * COMPACT of the newest files of the rows it covers only: every older file of
+	 * those rows is left out (its entries all have lower seqs; newer files may come
+	 * meanwhile).  Tombstones are kept, since they may mask entries of the older
+	 * files; what they mask in the compaction's own files, duplicates, surplus and
+	 * expired versions are still dropped (an older entry can neither mask an entry
+	 * with a higher seq nor take its place).
+	 */
+	bool		partial;
 	uint32_t	max_versions;	/* 0 = every version */
 	int64_t		ttl_cutoff;		/* versions with ts below are expired; INT64_MIN = none */
 
@@ -293,7 +301,7 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 
 		if (hides > vis->fam_tomb)
 			vis->fam_tomb = hides;
-		return WC_VIS_SKIP;
+		return r->partial ? WC_VIS_EMIT : WC_VIS_SKIP;
 	}
 	if (!vis->have_col || !wc_bytes_eq(c->qual, c->qual_len, vis->qual, vis->qual_len))
 	{
@@ -317,7 +325,7 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 	{
 		if (c->seq > vis->col_tomb)
 			vis->col_tomb = c->seq;
-		return WC_VIS_SKIP;
+		return r->partial ? WC_VIS_EMIT : WC_VIS_SKIP;
 	}
 
 	/* masked, or an older write of a timestamp already decided */
@@ -334,8 +342,10 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 	if (c->type != WC_TYPE_PUT)
 	{
 		/* a DEL_VERSION: hides its timestamp from readers; a compaction keeps it
-		 * while it holds a place that counts */
-		if (r->mode == WC_VIS_COMPACT && r->max_versions != 0 && c->ts >= r->ttl_cutoff)
+		 * while it holds a place that counts, a partial one while it may hide an
+		 * older file's write of its timestamp */
+		if (r->mode == WC_VIS_COMPACT && (r->max_versions != 0 || r->partial) &&
+			c->ts >= r->ttl_cutoff)
 			return WC_VIS_EMIT;
 		return WC_VIS_SKIP;
 	}

@@ -1950,6 +1950,109 @@ test_golden_store(void)
 	test_rmdir(dir);
 }
 
+/* ---------------------------------------------------------------- size tiers */
+
+/* The numbers of db's sorted files, in the order wc_db_files lists them (*n of them). */
+static int
+file_numbers(wc_db *db, uint64_t *out, int max)
+{
+	wc_file_info *files = NULL;
+	int			n = 0;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_files(db, &files, &n, &err), &err);
+	for (int i = 0; i < n && i < max; i++)
+		out[i] = strtoull(files[i].name, NULL, 10);
+	wc_file_info_free(files, n);
+	return n;
+}
+
+/*
+ * A partial compaction (the newest files of their rows only) keeps the tombstones,
+ * which mask what the older files left out hold (a full one drops them); and
+ * wc_db_maintain merges the newest size tier of a group of overlapping files, not
+ * the big file below it, until the tier is as big as half of it.
+ */
+static void
+test_partial_compaction(void)
+{
+	char	   *dir = test_tmpdir("tiers");
+	wc_family_opts fams[] = {{"f", 1, 0, WC_COMPRESS_LZ4, 0}};
+	wc_db	   *db = open_db(dir, fams, 1, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts all;
+	uint64_t	nums[64];
+	char		row[32];
+	wc_err		err;
+	int			n;
+
+	wc_scan_opts_init(&all);
+	wc_err_clear(&err);
+	put(b, "f", "r1", "c", 5, "old");
+	put(b, "f", "r2", "c", 7, "x");
+	write_batch(db, b);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK_OK(wc_batch_delete_column(b, "f", 1, "r1", 2, "c", 1, &err), &err);
+	CHECK_OK(wc_batch_delete_version(b, "f", 1, "r2", 2, "c", 1, 7, &err), &err);
+	write_batch(db, b);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	put(b, "f", "r1", "d", 1, "new");
+	write_batch(db, b);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	n = file_numbers(db, nums, 64);
+	CHECK(n == 3, "three files: %d", n);
+	EXPECT_SCAN(db, &all, "r1/f:d@1=new;");
+
+	/* the two newest, without the oldest */
+	CHECK_OK(wc_db_lock(db, WC_LOCK_COMPACT, true, &err), &err);
+	CHECK_OK(wc_db_compact_family(db, "f", nums + 1, 2, true, &err), &err);
+	wc_db_unlock(db, WC_LOCK_COMPACT);
+	CHECK(file_numbers(db, nums, 64) == 2, "two files after the partial compaction");
+	EXPECT_SCAN(db, &all, "r1/f:d@1=new;");
+	db = (wc_db_close(db), open_db(dir, fams, 1, 0));
+	EXPECT_SCAN(db, &all, "r1/f:d@1=new;");
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	CHECK(file_numbers(db, nums, 64) == 1, "one file after the full compaction");
+	EXPECT_SCAN(db, &all, "r1/f:d@1=new;");
+
+	/* a big file, then small overlapping ones: the small ones are merged apart */
+	for (int i = 0; i < 3000; i++)
+	{
+		snprintf(row, sizeof(row), "row%05d", i);
+		put(b, "f", row, "q", 1, "a value of the big file, long enough to weigh");
+	}
+	write_batch(db, b);
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	for (int k = 0; k < 4; k++)
+	{
+		for (int i = k; i < 3000; i += 300)
+		{
+			snprintf(row, sizeof(row), "row%05d", i);
+			put(b, "f", row, "q", 2 + k, "v");
+		}
+		write_batch(db, b);
+		CHECK_OK(wc_db_flush(db, &err), &err);
+	}
+	CHECK(file_numbers(db, nums, 64) == 5, "a big file and 4 small ones");
+	CHECK_OK(wc_db_maintain(db, &err), &err);
+	n = file_numbers(db, nums, 64);
+	CHECK(n == 2, "maintain merged the 4 small files only: %d files", n);
+	{
+		wc_scan_opts one;
+		wc_key_range r = {(const uint8_t *) "row00300", 8, WC_INCLUSIVE,
+		(const uint8_t *) "row00300", 8, WC_INCLUSIVE};
+
+		wc_scan_opts_init(&one);
+		one.ranges = &r;
+		one.nranges = 1;
+		EXPECT_SCAN(db, &one, "row00300/f:q@2=v;");
+	}
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
 /* ---------------------------------------------------------------- values in the log */
 
 /* Renders every cell of db with a scan, as "row=val;" into out. */
@@ -2079,6 +2182,7 @@ main(void)
 {
 	t_name = "test_db";
 	test_values_in_log();
+	test_partial_compaction();
 	test_resolve_failure();
 	test_prepared();
 	test_flush_nowait();
