@@ -896,6 +896,7 @@ int
 wc_scan_next(wc_scan *scan, wc_cell_view *cell, wc_err *err)
 {
 	int			best = -1;
+	bool		kept = false;	/* the last stream stays best */
 
 	if (scan->failed)
 	{
@@ -916,12 +917,11 @@ wc_scan_next(wc_scan *scan, wc_cell_view *cell, wc_err *err)
 		 */
 		if (scan->streams[scan->last].has_cell && scan->streams[scan->last].out_same_row)
 		{
-			*cell = scan->streams[scan->last].out;
-			scan->stats.cells_returned++;
-			return 1;
+			best = scan->last;
+			kept = true;
 		}
 	}
-	for (int i = 0; i < scan->nstreams; i++)
+	for (int i = 0; !kept && i < scan->nstreams; i++)
 	{
 		const fam_stream *fs = &scan->streams[i];
 
