@@ -35,6 +35,7 @@ typedef struct merge_iter
 	int			n;				/* children */
 	int			size;			/* valid children, in heap[0..size-1] */
 	bool		failed;
+	bool		forward;		/* positioned by seek or seek_first, then next only */
 	wc_iter   **kids;			/* every child, owned */
 	merge_ent  *heap;
 	wc_err		err;			/* the first child error */
@@ -116,6 +117,45 @@ merge_seek_first(wc_iter *it)
 	for (int i = 0; i < m->n; i++)
 		wc_iter_seek_first(m->kids[i]);
 	merge_build(m);
+	m->forward = true;
+}
+
+/*
+ * A seek forward from where the merge stands, to target >= its current cell,
+ * after seek or seek_first and nexts only: every child's entries before its
+ * current one are below target then (below the last seek's target, or passed
+ * by next as the merge's smallest, which is at most its current cell), so a
+ * child whose current cell is >= target is where the seek would put it, and a
+ * child that ran out stays out.  Only the others seek.  The point: a scan that
+ * skips the versions of a column (scan.c) seeks the merge once per column, and
+ * the memtable holding a row's many recent versions is then the only child
+ * that needs it, not every sorted file too.
+ */
+static void
+merge_seek_forward(merge_iter *m, const wc_cell *target)
+{
+	int			n = m->size;
+
+	m->size = 0;
+	for (int i = 0; i < n; i++)
+	{
+		merge_ent	e = m->heap[i];
+
+		if (wc_cell_cmp(e.cell, target) < 0)
+		{
+			wc_iter_seek(e.it, target);
+			if (!wc_iter_valid(e.it))
+			{
+				if (!child_ended(m, e.it))
+					return;
+				continue;
+			}
+			e.cell = wc_iter_cell(e.it);
+		}
+		m->heap[m->size++] = e;
+	}
+	for (int i = m->size / 2 - 1; i >= 0; i--)
+		sift_down(m, i);
 }
 
 static void
@@ -125,9 +165,15 @@ merge_seek(wc_iter *it, const wc_cell *target)
 
 	if (m->failed)
 		return;
+	if (m->forward && m->size > 0 && wc_cell_cmp(target, m->heap[0].cell) >= 0)
+	{
+		merge_seek_forward(m, target);
+		return;
+	}
 	for (int i = 0; i < m->n; i++)
 		wc_iter_seek(m->kids[i], target);
 	merge_build(m);
+	m->forward = true;
 }
 
 /*
@@ -141,6 +187,7 @@ merge_seek_row_before(wc_iter *it, const wc_cell *target)
 	merge_iter *m = (merge_iter *) it;
 
 	m->size = 0;
+	m->forward = false;			/* children left out are not where a seek leaves them */
 	if (m->failed)
 		return;
 	for (int i = 0; i < m->n; i++)
@@ -268,6 +315,7 @@ wc_merge_iter_new(wc_iter **children, int n)
 	m->n = nkids;
 	m->size = 0;
 	m->failed = false;
+	m->forward = false;
 	/* merge_ent holds pointers only, so it is aligned right after the struct */
 	m->heap = (merge_ent *) (m + 1);
 	m->kids = (wc_iter **) (m->heap + nkids);

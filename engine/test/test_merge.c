@@ -164,6 +164,138 @@ check_merge(int k, int n)
 	free(kids);
 }
 
+/*
+ * Seeks that mostly go forward from where the merge stands, as a scan skipping
+ * the versions of a column does (the merge then seeks only the children below
+ * the target, a memtable from its current node), mixed with nexts, seeks back,
+ * seek_first and seek_row_before (after which a seek must reposition every
+ * child), checked against the sorted union.  nested: the children are merges of
+ * memtables themselves.
+ */
+static void
+check_forward_seeks(int k, int n, bool nested)
+{
+	tcell	   *cells = malloc(sizeof(tcell) * (n + 1));
+	tcell	   *ref = malloc(sizeof(tcell) * (n + 1));
+	wc_memtable **mts = calloc(2 * k + 1, sizeof(wc_memtable *));
+	wc_iter   **kids = calloc(k + 1, sizeof(wc_iter *));
+	wc_iter    *m;
+	wc_err		err;
+	int			pos = -1,		/* where the model stands; -1: nowhere */
+				bad = 0,
+				forward = 0;
+
+	wc_err_clear(&err);
+	for (int j = 0; j < 2 * k; j++)
+		mts[j] = wc_memtable_new();
+	for (int j = 0; j < n; j++)
+	{
+		make_cell(&cells[j], (uint64_t) j + 1);
+		CHECK(wc_memtable_add(mts[test_rand(&rnd) % (nested ? 2 * k : k)], &cells[j].c, &err) == WC_OK,
+			  "add");
+	}
+	memcpy(ref, cells, sizeof(tcell) * n);
+	qsort(ref, n, sizeof(tcell), cmp_tcell);
+	for (int j = 0; j < k; j++)
+	{
+		if (nested)
+		{
+			wc_iter    *two[2] = {wc_memtable_iter_new(mts[2 * j]), wc_memtable_iter_new(mts[2 * j + 1])};
+
+			kids[j] = wc_merge_iter_new(two, 2);
+			wc_memtable_unref(mts[2 * j + 1]);
+		}
+		else
+			kids[j] = wc_memtable_iter_new(mts[j]);
+		wc_memtable_unref(mts[j * (nested ? 2 : 1)]);
+	}
+	m = wc_merge_iter_new(kids, k);
+	CHECK(m != NULL, "merge of %d", k);
+
+	for (int s = 0; s < 4000 && m != NULL; s++)
+	{
+		int			op = (int) (test_rand(&rnd) % 20);
+		tcell		t;
+
+		if (op < 9 && pos >= 0 && pos < n)
+		{
+			/* forward: a target between here and a few hundred entries on */
+			int			to = pos + (int) (test_rand(&rnd) % 300);
+
+			t = ref[to < n ? to : n - 1];
+			t.c.row = t.row;
+			t.c.qual = t.qual;
+			if (test_rand(&rnd) % 2)
+				t.c.seq = 0;	/* past every version of that cell */
+			else if (test_rand(&rnd) % 2)
+				t.c.ts = INT64_MIN;	/* past the column */
+			forward++;
+			wc_iter_seek(m, &t.c);
+			pos = lower_bound(ref, n, &t.c);
+		}
+		else if (op < 15)
+		{
+			if (pos < 0 || pos >= n)
+				continue;
+			wc_iter_next(m);
+			pos++;
+		}
+		else if (op < 17)
+		{
+			make_cell(&t, test_rand(&rnd) % (n + 2));
+			wc_iter_seek(m, &t.c);
+			pos = lower_bound(ref, n, &t.c);
+		}
+		else if (op < 18)
+		{
+			wc_iter_seek_first(m);
+			pos = 0;
+		}
+		else
+		{
+			/* the first entry of the greatest row below a row's start */
+			wc_cell		start;
+			int			at;
+
+			make_cell(&t, 1);
+			wc_cell_row_start(&start, t.c.row, t.c.row_len);
+			wc_iter_seek_row_before(m, &start);
+			at = lower_bound(ref, n, &start) - 1;
+			if (at < 0)
+			{
+				if (wc_iter_valid(m))
+					bad++;
+				pos = -1;
+				continue;
+			}
+			wc_cell_row_start(&start, ref[at].c.row, ref[at].c.row_len);
+			at = lower_bound(ref, n, &start);
+			if (!wc_iter_valid(m) || wc_cell_cmp(wc_iter_cell(m), &ref[at].c) != 0)
+				bad++;
+			pos = -1;			/* past the row the merge may stop: seek again */
+			continue;
+		}
+		if (pos >= n ? wc_iter_valid(m) :
+			!wc_iter_valid(m) || wc_cell_cmp(wc_iter_cell(m), &ref[pos].c) != 0 ||
+			wc_iter_cell(m)->type != ref[pos].c.type)
+		{
+			bad++;
+			/* on from where the model is */
+			if (pos < n)
+				wc_iter_seek(m, &ref[pos].c);
+		}
+	}
+	CHECK(bad == 0, "forward seeks in a merge of %d%s: %d of 4000 steps wrong", k,
+		  nested ? " (nested)" : "", bad);
+	CHECK(forward > 600, "forward seeks made: %d", forward);
+	CHECK(wc_iter_status(m, &err) == WC_OK, "status");
+	wc_iter_close(m);
+	free(cells);
+	free(ref);
+	free(mts);
+	free(kids);
+}
+
 /* ---------------------------------------------------------------- a failing child */
 
 /*
@@ -392,6 +524,10 @@ main(void)
 	check_merge(7, 5000);
 	check_merge(40, 8000);
 	check_merge(40, 10);		/* mostly empty children */
+	check_forward_seeks(1, 3000, false);	/* one child: the memtable itself, no merge */
+	check_forward_seeks(3, 3000, false);
+	check_forward_seeks(9, 6000, false);
+	check_forward_seeks(4, 6000, true);
 	test_errors();
 	TEST_DONE();
 }
