@@ -185,7 +185,9 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 	foreach(lc, baserel->baserestrictinfo)
 		if (!wcfdw_direct_cond_ok(root, baserel, &cols, lfirst(lc), &nrowkey))
 			return false;
-	if (nrowkey != 1 || list_length(fscan->scan.plan.qual) != list_length(baserel->baserestrictinfo))
+	if (nrowkey != 1 ||
+		list_length(fscan->scan.plan.qual) + list_length(fscan->fdw_recheck_quals) !=
+		list_length(baserel->baserestrictinfo))
 		return false;
 
 	/*
@@ -196,6 +198,7 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 	fscan->operation = CMD_DELETE;
 	fscan->resultRelation = resultRelation;
 	fscan->scan.plan.qual = NIL;
+	fscan->fdw_recheck_quals = NIL;
 	fscan->fdw_private = lappend(list_copy(fscan->fdw_private),
 								 list_make1_int(plan->canSetTag ? 1 : 0));
 	return true;

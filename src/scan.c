@@ -1146,6 +1146,85 @@ wcfdw_explain_node(StringInfo buf, ExplainState *es, List *condinfo, List *exprs
 }
 
 /*
+ * wcfdw_plan_ancestors
+ *		Whether target lies in the tree under plan; if so, *ancestors (most
+ *		closely nested first, as EXPLAIN keeps them) gets the plans between
+ */
+static bool
+wcfdw_plan_ancestors(Plan *plan, Plan *target, List **ancestors)
+{
+	List	   *kids = NIL;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	if (plan == target)
+		return true;
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			kids = ((Append *) plan)->appendplans;
+			break;
+		case T_MergeAppend:
+			kids = ((MergeAppend *) plan)->mergeplans;
+			break;
+		case T_BitmapAnd:
+			kids = ((BitmapAnd *) plan)->bitmapplans;
+			break;
+		case T_BitmapOr:
+			kids = ((BitmapOr *) plan)->bitmapplans;
+			break;
+		case T_SubqueryScan:
+			kids = list_make1(((SubqueryScan *) plan)->subplan);
+			break;
+		case T_CustomScan:
+			kids = ((CustomScan *) plan)->custom_plans;
+			break;
+		default:
+			break;
+	}
+	*ancestors = lcons(plan, *ancestors);
+	if (wcfdw_plan_ancestors(plan->lefttree, target, ancestors) ||
+		wcfdw_plan_ancestors(plan->righttree, target, ancestors))
+		return true;
+	foreach(lc, kids)
+		if (wcfdw_plan_ancestors(lfirst(lc), target, ancestors))
+			return true;
+	*ancestors = list_delete_first(*ancestors);
+	return false;
+}
+
+/*
+ * wcfdw_explain_context
+ *		Points EXPLAIN's deparse context at our plan node
+ *
+ * EXPLAIN sets it for a node when it shows the node's qual; ours may have
+ * none left (the conditions the engine enforces exactly are not checked
+ * again: widecol_fdw.c), and an outer column of a parameterized scan
+ * ("Rowkeys: = w.k", a nestloop Param) is found through the ancestors.
+ */
+static void
+wcfdw_explain_context(ForeignScanState *node, ExplainState *es)
+{
+	Plan	   *plan = node->ss.ps.plan;
+	List	   *ancestors = NIL;
+	ListCell   *lc;
+
+	if (es->deparse_cxt == NULL || es->pstmt == NULL)
+		return;
+	if (!wcfdw_plan_ancestors(es->pstmt->planTree, plan, &ancestors))
+	{
+		foreach(lc, es->pstmt->subplans)
+		{
+			ancestors = NIL;
+			if (wcfdw_plan_ancestors(lfirst(lc), plan, &ancestors))
+				break;
+		}
+	}
+	es->deparse_cxt = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
+}
+
+/*
  * wcfdw_explain_conds
  *		The plan's pushed conditions on field as EXPLAIN shows them ("= 'x'
  *		AND ..."), NULL if none
@@ -1161,6 +1240,8 @@ wcfdw_explain_conds(ForeignScanState *node, ExplainState *es, WcFdwField field)
 	int			i = 0,
 				leaf = 0;
 
+	if (nnodes > 0)
+		wcfdw_explain_context(node, es);
 	initStringInfo(&buf);
 	initStringInfo(&one);
 	while (i < nnodes)
