@@ -186,7 +186,7 @@ check_forward_seeks(int k, int n, bool nested)
 				forward = 0;
 
 	wc_err_clear(&err);
-	for (int j = 0; j < 2 * k; j++)
+	for (int j = 0; j < (nested ? 2 * k : k); j++)
 		mts[j] = wc_memtable_new();
 	for (int j = 0; j < n; j++)
 	{
