@@ -1080,6 +1080,125 @@ bulk_put(wc_db *db, uint64_t tag, const char *row, const char *val, int rc_want)
 	wc_batch_free(b);
 }
 
+/* A cell of test_bulk_order: rowkey bytes (0x00 and 0xff among them), qualifier, ts. */
+typedef struct order_cell
+{
+	uint8_t		row[32];
+	size_t		row_len;
+	char		qual[4];
+	int64_t		ts;
+} order_cell;
+
+static int
+order_cell_cmp(const void *a, const void *b)
+{
+	const order_cell *x = a;
+	const order_cell *y = b;
+	size_t		n = x->row_len < y->row_len ? x->row_len : y->row_len;
+	int			c = n ? memcmp(x->row, y->row, n) : 0;
+
+	if (c != 0)
+		return c;
+	if (x->row_len != y->row_len)
+		return x->row_len < y->row_len ? -1 : 1;
+	if ((c = strcmp(x->qual, y->qual)) != 0)
+		return c;
+	return x->ts > y->ts ? -1 : x->ts < y->ts;
+}
+
+/*
+ * A bulk write whose cells come in random order (a load in hashed key order) is
+ * sorted by an 8-byte key after the prefix its rowkeys share, and wc_cell_cmp
+ * where those are equal (bulk.c, sort_by_keys): rowkeys sharing a long prefix,
+ * ending inside the 8 bytes, prefixes of one another, holding 0x00 and 0xff,
+ * read back in memcmp order, every cell once.
+ */
+static void
+test_bulk_order(void)
+{
+	char	   *dir = test_tmpdir("bulk-order");
+	wc_db	   *db = open_db(dir, fams3, 3, 0);
+	enum
+	{
+		NROWS = 700, NCELLS = NROWS * 6
+	};
+	order_cell *cells = malloc(sizeof(order_cell) * NCELLS);
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts o;
+	wc_scan    *s = NULL;
+	wc_cell_view c;
+	uint64_t	rng = 4242;
+	int			n = 0,
+				bad = 0,
+				rc;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	for (int r = 0; r < NROWS; r++)
+	{
+		order_cell row;
+		/* the shared prefix, then 0 to 12 bytes from a small alphabet */
+		static const uint8_t tail[] = {0x00, 0x01, '0', '9', 'a', 0x7f, 0x80, 0xff};
+		size_t		extra = (size_t) (test_rand(&rng) % 13);
+
+		memcpy(row.row, "tenant-0042/", 12);
+		for (size_t k = 0; k < extra; k++)
+			row.row[12 + k] = tail[test_rand(&rng) % sizeof(tail)];
+		row.row_len = 12 + extra;
+		for (int q = 0; q < 2; q++)
+			for (int t = 1; t <= 3; t++)
+			{
+				cells[n] = row;
+				snprintf(cells[n].qual, sizeof(cells[n].qual), "q%d", q);
+				cells[n].ts = t;
+				n++;
+			}
+	}
+	/* the same rowkey twice makes the same cells twice: keep one of each */
+	qsort(cells, n, sizeof(order_cell), order_cell_cmp);
+	{
+		int			m = 0;
+
+		for (int i = 0; i < n; i++)
+			if (m == 0 || order_cell_cmp(&cells[m - 1], &cells[i]) != 0)
+				cells[m++] = cells[i];
+		n = m;
+	}
+	/* written in a random order */
+	for (int i = n - 1; i > 0; i--)
+	{
+		int			j = (int) (test_rand(&rng) % (uint64_t) (i + 1));
+		order_cell	t = cells[i];
+
+		cells[i] = cells[j];
+		cells[j] = t;
+	}
+	for (int i = 0; i < n; i++)
+		CHECK_OK(wc_batch_put(b, "anchor", 6, cells[i].row, cells[i].row_len, cells[i].qual,
+							  strlen(cells[i].qual), cells[i].ts, "v", 1, &err), &err);
+	tag_state[9] = WC_TXN_COMMITTED;
+	CHECK_OK(wc_db_write(db, &b, 1, 9, false, &err), &err);
+	CHECK(count_ssts(dir) == 1, "the write was a bulk write (one file): %d", count_ssts(dir));
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+
+	qsort(cells, n, sizeof(order_cell), order_cell_cmp);
+	wc_scan_opts_init(&o);
+	CHECK_OK(wc_scan_open(db, &o, &s, &err), &err);
+	for (int i = 0; (rc = wc_scan_next(s, &c, &err)) == 1; i++)
+	{
+		if (i >= n || c.row_len != cells[i].row_len || memcmp(c.row, cells[i].row, c.row_len) != 0 ||
+			c.qual_len != strlen(cells[i].qual) || memcmp(c.qual, cells[i].qual, c.qual_len) != 0 ||
+			c.ts != cells[i].ts)
+			bad++;
+	}
+	CHECK(rc == 0, "scan: %s", err.msg);
+	wc_scan_close(s);
+	CHECK(bad == 0, "bulk write in random order: %d of %d cells read back out of place", bad, n);
+	wc_batch_free(b);
+	wc_db_close(db);
+	free(cells);
+}
+
 static void
 test_ingest(void)
 {
@@ -2201,6 +2320,7 @@ main(void)
 	test_model(true);
 	test_ingest();
 	test_ingest_faults();
+	test_bulk_order();
 	open_ingest_bytes = 0;
 	TEST_DONE();
 }
