@@ -437,30 +437,6 @@ widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	return wcfdw_fill_ts(ms, slot, &c, ts_now);
 }
 
-TupleTableSlot **
-widecolExecForeignBatchInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot **slots,
-							  TupleTableSlot **planSlots, int *numSlots)
-{
-	int			i;
-
-	for (i = 0; i < *numSlots; i++)
-		slots[i] = widecolExecForeignInsert(estate, rinfo, slots[i],
-											planSlots ? planSlots[i] : NULL);
-	return slots;
-}
-
-int
-widecolGetForeignModifyBatchSize(ResultRelInfo *rinfo)
-{
-	TriggerDesc *trigdesc = rinfo->ri_TrigDesc;
-
-	/* as postgres_fdw: no batching with RETURNING or row triggers */
-	if (rinfo->ri_projectReturning != NULL ||
-		(trigdesc && (trigdesc->trig_insert_after_row || trigdesc->trig_insert_before_row)))
-		return 1;
-	return 1000;
-}
-
 /* The (old) key of the cell version the plan slot's junk columns name. */
 static void
 wcfdw_key_from_junk(WcFdwModifyState *ms, TupleTableSlot *planSlot, wc_cell_view *c)

@@ -477,11 +477,6 @@ extern void widecolBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *
 extern TupleTableSlot *widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo,
 												TupleTableSlot *slot,
 												TupleTableSlot *planSlot);
-extern TupleTableSlot **widecolExecForeignBatchInsert(EState *estate, ResultRelInfo *rinfo,
-													  TupleTableSlot **slots,
-													  TupleTableSlot **planSlots,
-													  int *numSlots);
-extern int	widecolGetForeignModifyBatchSize(ResultRelInfo *rinfo);
 extern TupleTableSlot *widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo,
 												TupleTableSlot *slot,
 												TupleTableSlot *planSlot);
