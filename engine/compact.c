@@ -388,7 +388,8 @@ wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err 
 		{
 			const uint8_t *hi = spans[i].f->props.row_max;
 			uint32_t	hi_len = spans[i].f->props.row_max_len;
-			int			j = i + 1;
+			int			j = i + 1,
+						depth;
 
 			while (j < n && wc_row_cmp(spans[j].f->props.row_min, spans[j].f->props.row_min_len,
 									   hi, hi_len) <= 0)
@@ -401,10 +402,9 @@ wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err 
 				}
 				j++;
 			}
-			if (j - i >= trigger)
+			if (j - i >= trigger && (depth = max_depth(spans + i, j - i, ep)) >= trigger)
 			{
-				int			depth = max_depth(spans + i, j - i, ep);
-				int			take = depth >= trigger ? newest_tier(spans + i, j - i) : 0;
+				int			take = newest_tier(spans + i, j - i);
 
 				/* the newest tier alone, or the whole group (see newest_tier) */
 				if (take >= trigger && take < j - i)
@@ -414,7 +414,7 @@ wc_db_compact_some(wc_db *db, const char *family, int trigger, bool run, wc_err 
 					bounds[3 * ngroups + 2] = 1;
 					ngroups++;
 				}
-				else if (take == j - i || (depth >= trigger && (take < 0 || depth > TIER_DEPTH_MAX)))
+				else if (take == j - i || take < 0 || depth > TIER_DEPTH_MAX)
 				{
 					bounds[3 * ngroups] = i;
 					bounds[3 * ngroups + 1] = j;

@@ -534,8 +534,12 @@ void
 widecolExplainDirectModify(ForeignScanState *node, ExplainState *es)
 {
 	WcFdwDirectState *ds = node->fdw_state;
-	char	   *rowkeys = wcfdw_explain_conds(node, es, WCF_ROWKEY);
-	char	   *families = wcfdw_explain_conds(node, es, WCF_FAMILY);
+	char	   *rowkeys;
+	char	   *families;
+
+	wcfdw_explain_context(node, es);
+	rowkeys = wcfdw_explain_conds(node, es, WCF_ROWKEY);
+	families = wcfdw_explain_conds(node, es, WCF_FAMILY);
 
 	ExplainPropertyText("Direct Delete",
 						psprintf("rowkey %s%s%s", rowkeys ? rowkeys : "",

@@ -1202,8 +1202,9 @@ wcfdw_plan_ancestors(Plan *plan, Plan *target, List **ancestors)
  * none left (the conditions the engine enforces exactly are not checked
  * again: widecol_fdw.c), and an outer column of a parameterized scan
  * ("Rowkeys: = w.k", a nestloop Param) is found through the ancestors.
+ * Called once per node, before its wcfdw_explain_conds.
  */
-static void
+void
 wcfdw_explain_context(ForeignScanState *node, ExplainState *es)
 {
 	Plan	   *plan = node->ss.ps.plan;
@@ -1240,8 +1241,6 @@ wcfdw_explain_conds(ForeignScanState *node, ExplainState *es, WcFdwField field)
 	int			i = 0,
 				leaf = 0;
 
-	if (nnodes > 0)
-		wcfdw_explain_context(node, es);
 	initStringInfo(&buf);
 	initStringInfo(&one);
 	while (i < nnodes)
@@ -1274,6 +1273,7 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 {
 	WcFdwScanState *ss = node->fdw_state;
 
+	wcfdw_explain_context(node, es);
 	wcfdw_explain_field(node, es, WCF_ROWKEY, "Rowkeys");
 	wcfdw_explain_field(node, es, WCF_FAMILY, "Families");
 	wcfdw_explain_field(node, es, WCF_QUALIFIER, "Qualifiers");

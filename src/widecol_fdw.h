@@ -455,6 +455,7 @@ extern WcFdwCondExec *wcfdw_init_conds(ForeignScanState *node, int *nconds);
 extern void wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap);
 extern wc_scan *wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell,
 								  const wc_scan_opts *like, wc_cell_view *newest, int *found);
+extern void wcfdw_explain_context(ForeignScanState *node, ExplainState *es);
 extern char *wcfdw_explain_conds(ForeignScanState *node, ExplainState *es, WcFdwField field);
 
 /* direct.c: DELETE of whole rows or families as one marker each */
