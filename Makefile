@@ -8,6 +8,7 @@
 
 MODULE_big = widecol_fdw
 OBJS = \
+	src/cache.o \
 	src/convert.o \
 	src/ddl.o \
 	src/direct.o \
@@ -31,7 +32,7 @@ EXTENSION = widecol_fdw
 DATA = sql/widecol_fdw--1.0.sql
 PGFILEDESC = "widecol_fdw - HBase/Bigtable-style wide-column tables"
 
-REGRESS = basic options types scan analyze pushdown pushdown_or order reverse join modify xact bulk errors functions drop differential snapshot wide import twophase remote parallel compression truncate direct_delete
+REGRESS = basic options types scan analyze pushdown pushdown_or order reverse join modify xact bulk errors functions drop differential snapshot wide import twophase remote parallel compression truncate direct_delete block_cache
 
 # isolation specs (specs/NAME.spec, expected/NAME.out), run after REGRESS by make installcheck;
 # scripts/isolation.sh runs them against an ordinary-table twin first, which must give

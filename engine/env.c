@@ -11,8 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#ifdef __linux__
+#include <linux/fs.h>			/* FS_IOC_GETVERSION */
+#endif
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -431,6 +435,26 @@ wc_file_size(wc_file *f, uint64_t *size, wc_err *err)
 	if (fstat(f->fd, &st) != 0)
 		return wc_err_sys(err, "could not stat file \"%s\"", f->name);
 	*size = (uint64_t) st.st_size;
+	return WC_OK;
+}
+
+int
+wc_file_identity(wc_file *f, uint64_t *dev, uint64_t *ino, uint32_t *gen,
+				 bool *gen_known, wc_err *err)
+{
+	struct stat st;
+	int			version = 0;
+
+	if (fstat(f->fd, &st) != 0)
+		return wc_err_sys(err, "could not stat file \"%s\"", f->name);
+	*dev = (uint64_t) st.st_dev;
+	*ino = (uint64_t) st.st_ino;
+#ifdef FS_IOC_GETVERSION
+	*gen_known = ioctl(f->fd, FS_IOC_GETVERSION, &version) == 0;
+#else
+	*gen_known = false;
+#endif
+	*gen = (uint32_t) version;
 	return WC_OK;
 }
 

@@ -74,6 +74,14 @@ int			wc_file_pwritev(wc_file *f, const wc_slice *parts, int nparts, uint64_t of
 /* fdatasync (fsync when full).  Failure is final for the caller. */
 int			wc_file_sync(wc_file *f, bool full, wc_err *err);
 int			wc_file_size(wc_file *f, uint64_t *size, wc_err *err);
+/*
+ * The device and inode numbers of f (fstat), and the inode's generation where
+ * the file system tells it (FS_IOC_GETVERSION: ext4, xfs, btrfs; a number it
+ * gives each new inode, so an inode number used again has another): *gen_known
+ * false when it does not.
+ */
+int			wc_file_identity(wc_file *f, uint64_t *dev, uint64_t *ino, uint32_t *gen,
+							 bool *gen_known, wc_err *err);
 int			wc_file_truncate(wc_file *f, uint64_t size, wc_err *err);
 
 /*

@@ -248,7 +248,16 @@ stream_build(wc_scan *scan, fam_stream *fs)
 			if (!sst_wanted(scan, fs, s->sst))
 				continue;
 			scan->stats.files_read++;
-			if (s->iter == NULL && (s->iter = wc_sst_iter_new(s->sst, &scan->stats)) == NULL)
+			/*
+			 * Every scan reads blocks the block cache holds; one of row ranges
+			 * (point reads, joins, short scans) leaves the blocks it reads there,
+			 * a scan of every row or a bulk one does not (it would push the
+			 * others' out)
+			 */
+			if (s->iter == NULL &&
+				(s->iter = wc_sst_iter_new_cached(s->sst, &scan->stats,
+												  scan->nranges > 0 && !scan->opts->bulk ?
+												  WC_SST_CACHE_FILL : WC_SST_CACHE_LOOKUP)) == NULL)
 				goto oom;
 		}
 		if ((b = malloc(sizeof(borrow_iter))) == NULL)

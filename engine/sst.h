@@ -134,6 +134,17 @@ int			wc_sst_block_last_row(wc_sst *s, uint32_t i, const uint8_t **row,
  */
 wc_iter    *wc_sst_iter_new(wc_sst *s, wc_scan_stats *stats);
 
+/*
+ * The same, using the block cache (cache.h) as cache says: LOOKUP reads blocks
+ * found there (stats->blocks_cached counts them), FILL also leaves there the
+ * blocks it decompresses.  wc_sst_iter_new is OFF: a compaction reads every
+ * block once and should not push the blocks that scans read out of the cache.
+ */
+#define WC_SST_CACHE_OFF	0
+#define WC_SST_CACHE_LOOKUP	1
+#define WC_SST_CACHE_FILL	2
+wc_iter    *wc_sst_iter_new_cached(wc_sst *s, wc_scan_stats *stats, int cache);
+
 /* Reads every block and checks it (for verification tools and tests). */
 int			wc_sst_verify(wc_sst *s, wc_err *err);
 

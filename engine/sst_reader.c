@@ -12,6 +12,10 @@
  * costs nothing.  Nothing is trusted before its checksum is: a damaged file gives
  * WC_CORRUPT naming the file and offset.
  *
+ * With a block cache (cache.h), an iterator of a scan looks each data block up
+ * there first, and one that seeks (not a full scan) leaves the blocks it
+ * decompresses there for every process.
+ *
  * zstd blocks are decompressed with a context an iterator takes when it first
  * needs one and gives back when it closes; the process keeps one given back for
  * the next iterator (dctx_take), so a backend's point reads, each a new iterator
@@ -27,6 +31,7 @@
 
 #include "block.h"
 #include "bloom.h"
+#include "cache.h"
 #include "coding.h"
 #include "crc32c.h"
 #include "env.h"
@@ -92,6 +97,10 @@ struct wc_sst
 	const uint8_t *map;			/* the whole file mapped, or NULL (pread) */
 	size_t		map_len;
 	bool		filter_owned;	/* filter is malloc'd (else it lies in map) */
+	/* the file's identity in the block cache (cache.h); cache_file1 0: none */
+	uint64_t	cache_file1;
+	uint64_t	cache_file2;
+	bool		cache_verify;	/* no inode generation: keys hold block checksums */
 	bool		index_owned;	/* index_buf is malloc'd (else it lies in map) */
 
 	/*
@@ -153,7 +162,7 @@ read_bufs_free(read_bufs *rb)
  */
 static int
 zstd_block(wc_sst *s, uint64_t off, const uint8_t *src, uint64_t size, uint32_t raw_len,
-		   read_bufs *rb, const char *what, wc_err *err)
+		   read_bufs *rb, uint8_t *dst, const char *what, wc_err *err)
 {
 	const char *fname = s->file.name;
 	unsigned long long content;
@@ -187,11 +196,11 @@ zstd_block(wc_sst *s, uint64_t off, const uint8_t *src, uint64_t size, uint32_t 
 						  what, fname, (unsigned long long) off,
 						  content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR ?
 						  -1LL : (long long) content, raw_len);
-	if (!wc_buf_reserve(&rb->plain, &rb->plain_cap, raw_len > 0 ? raw_len : 1) ||
+	if ((dst == NULL && !wc_buf_reserve(&rb->plain, &rb->plain_cap, raw_len > 0 ? raw_len : 1)) ||
 		(rb->zstd == NULL && (rb->zstd = dctx_take()) == NULL))
 		return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
 						  what, fname, (unsigned long long) off);
-	n = ZSTD_decompressDCtx(rb->zstd, rb->plain, raw_len, src, (size_t) size);
+	n = ZSTD_decompressDCtx(rb->zstd, dst != NULL ? dst : rb->plain, raw_len, src, (size_t) size);
 	if (ZSTD_isError(n) || n != raw_len)
 		return wc_err_set(err, WC_CORRUPT,
 						  "%s decompression failed in %s at offset %llu: zstd %s%s, expected %u bytes",
@@ -204,13 +213,16 @@ zstd_block(wc_sst *s, uint64_t off, const uint8_t *src, uint64_t size, uint32_t 
 /*
  * Reads the block stored at off (size bytes + trailer), checks it and returns
  * its uncompressed bytes in *data, *len: in rb->raw or rb->plain, valid until
- * the next read with rb.  what names the block in messages; blk is the number
- * of a data block (whose check in the mapped file is remembered: s->checked),
+ * the next read with rb, or, for a compressed block, in dst when it is not NULL
+ * (dst_cap bytes; a larger block is WC_CORRUPT, since the caller sized dst by
+ * the same trailer).  what names the block in messages; blk is the number of a
+ * data block (whose check in the mapped file is remembered: s->checked),
  * UINT32_MAX for a meta block.
  */
 static int
-read_block(wc_sst *s, uint64_t off, uint64_t size, uint32_t blk, read_bufs *rb,
-		   const char *what, const uint8_t **data, size_t *len, wc_err *err)
+read_block_into(wc_sst *s, uint64_t off, uint64_t size, uint32_t blk, read_bufs *rb,
+				uint8_t *dst, size_t dst_cap, const char *what, const uint8_t **data,
+				size_t *len, wc_err *err)
 {
 	const char *fname = s->file.name;
 	const uint8_t *src;
@@ -255,6 +267,9 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, uint32_t blk, read_bufs *rb,
 		if (mapped && s->checked != NULL)
 			s->checked[blk / 8] |= (uint8_t) (1u << (blk % 8));
 	}
+	if (dst != NULL && type != WC_COMPRESS_NONE && raw_len > dst_cap)
+		return wc_err_set(err, WC_CORRUPT, "%s in %s at offset %llu: its length %u changed while read",
+						  what, fname, (unsigned long long) off, raw_len);
 	if (type == WC_COMPRESS_NONE)
 	{
 		if (raw_len != size)
@@ -277,29 +292,36 @@ read_block(wc_sst *s, uint64_t off, uint64_t size, uint32_t blk, read_bufs *rb,
 							  "%s in %s at offset %llu: implausible lengths %u (uncompressed), %llu (stored)",
 							  what, fname, (unsigned long long) off, raw_len,
 							  (unsigned long long) size);
-		if (!wc_buf_reserve(&rb->plain, &rb->plain_cap, raw_len))
+		if (dst == NULL && !wc_buf_reserve(&rb->plain, &rb->plain_cap, raw_len))
 			return wc_err_set(err, WC_NOMEM, "out of memory reading %s of %s at offset %llu",
 							  what, fname, (unsigned long long) off);
-		n = LZ4_decompress_safe((const char *) src, (char *) rb->plain,
+		n = LZ4_decompress_safe((const char *) src, (char *) (dst != NULL ? dst : rb->plain),
 								(int) size, (int) raw_len);
 		if (n < 0 || (uint32_t) n != raw_len)
 			return wc_err_set(err, WC_CORRUPT,
 							  "%s decompression failed in %s at offset %llu: lz4 returned %d, expected %u bytes",
 							  what, fname, (unsigned long long) off, n, raw_len);
-		*data = rb->plain;
+		*data = dst != NULL ? dst : rb->plain;
 		*len = raw_len;
 		return WC_OK;
 	}
 	if (type == WC_COMPRESS_ZSTD)
 	{
-		if ((rc = zstd_block(s, off, src, size, raw_len, rb, what, err)) != WC_OK)
+		if ((rc = zstd_block(s, off, src, size, raw_len, rb, dst, what, err)) != WC_OK)
 			return rc;
-		*data = rb->plain;
+		*data = dst != NULL ? dst : rb->plain;
 		*len = raw_len;
 		return WC_OK;
 	}
 	return wc_err_set(err, WC_CORRUPT, "%s in %s at offset %llu has unknown compression type %u",
 					  what, fname, (unsigned long long) off, type);
+}
+
+static int
+read_block(wc_sst *s, uint64_t off, uint64_t size, uint32_t blk, read_bufs *rb,
+		   const char *what, const uint8_t **data, size_t *len, wc_err *err)
+{
+	return read_block_into(s, off, size, blk, rb, NULL, 0, what, data, len, err);
 }
 
 /*
@@ -658,6 +680,47 @@ sst_free(wc_sst *s)
 	free(s);
 }
 
+/*
+ * The file's identity in the block cache (cache.h): its inode number, and a
+ * hash of its device, its size, its inode's generation, its footer (which holds
+ * the footer's checksum and the meta blocks' places) and the stored checksums of
+ * its meta blocks.  A file read with pread is not cached (its lookups would cost
+ * a read each).
+ */
+static void
+cache_identity(wc_sst *s, const uint8_t *footer)
+{
+	uint8_t		buf[8 + 8 + 4 + WC_SST_FOOTER_SIZE + 3 * 4];
+	uint64_t	dev,
+				ino,
+				offs[3],
+				sizes[3];
+	uint32_t	gen;
+	bool		gen_known;
+	wc_err		ignored;
+
+	s->cache_file1 = 0;
+	if (!wc_cache_enabled() || s->map == NULL)
+		return;
+	wc_err_clear(&ignored);
+	if (wc_file_identity(&s->file, &dev, &ino, &gen, &gen_known, &ignored) != WC_OK)
+		return;
+	s->cache_verify = !gen_known || wc_cache_verify_forced;
+	memcpy(buf, &dev, 8);
+	memcpy(buf + 8, &s->file_size, 8);
+	memcpy(buf + 16, &gen, 4);
+	memcpy(buf + 20, footer, WC_SST_FOOTER_SIZE);
+	for (int i = 0; i < 3; i++)
+	{
+		offs[i] = wc_get_fixed64(footer + 16 * i);
+		sizes[i] = wc_get_fixed64(footer + 16 * i + 8);
+		/* sst_load checked that the meta blocks tile the file: in the mapping */
+		memcpy(buf + 20 + WC_SST_FOOTER_SIZE + 4 * i, s->map + offs[i] + sizes[i] + 5, 4);
+	}
+	s->cache_file1 = ino | ((uint64_t) 1 << 63);	/* never 0 */
+	s->cache_file2 = wc_bloom_hash(buf, sizeof(buf));
+}
+
 /* Reads and checks the footer, then the meta blocks. */
 static int
 sst_load(wc_sst *s, wc_err *err)
@@ -755,7 +818,10 @@ sst_load(wc_sst *s, wc_err *err)
 	rc = version == 1 ? decode_index_v1(s, len, index_off, err) :
 		decode_index_v2(s, len, index_off, err);
 	if (rc == WC_OK)
+	{
 		take_samples(s);
+		cache_identity(s, footer);
+	}
 	return rc;
 }
 
@@ -884,6 +950,7 @@ nomem:
 typedef struct loaded_block
 {
 	uint32_t	blk;			/* its number; UINT32_MAX if none */
+	int32_t		slot;			/* its block cache slot, pinned; -1 if none */
 	uint64_t	off;			/* its offset in the file (for messages) */
 	read_bufs	rb;
 	const uint8_t *data;		/* its uncompressed bytes */
@@ -904,6 +971,7 @@ typedef struct sst_iter
 	loaded_block cur;
 	loaded_block prev;
 	wc_block_iter bi;
+	int			cache;			/* WC_SST_CACHE_* */
 	uint32_t	run;			/* blocks loaded each right after the one before */
 	uint8_t    *rowbuf;			/* a row sought from its start (seek_row_before) */
 	size_t		rowcap;
@@ -921,6 +989,90 @@ block_error(sst_iter *it)
 		wc_err_set(&it->err, WC_CORRUPT, "corrupt block in %s at offset %llu: %s at byte %u of the block",
 				   it->sst->file.name, (unsigned long long) it->cur.off,
 				   it->bi.reason ? it->bi.reason : "malformed", it->bi.bad_off);
+}
+
+/* Unpins lb's block cache slot, if it has one. */
+static void
+release_slot(loaded_block *lb)
+{
+	if (lb->slot >= 0)
+	{
+		wc_cache_unpin(lb->slot);
+		lb->slot = -1;
+	}
+}
+
+/*
+ * Reads data block i (at e) into lb: from the block cache when the iterator uses
+ * it and the block is there; decompressed into a slot taken for it when the
+ * iterator fills the cache; otherwise as without a cache.  A hit touches nothing
+ * of the file (unless its identity needs the block's checksum: cache.h).
+ */
+static int
+read_data_block(sst_iter *it, uint32_t i, const idx_entry *e, loaded_block *lb)
+{
+	wc_sst	   *s = it->sst;
+
+	release_slot(lb);
+	if (it->cache != WC_SST_CACHE_OFF && s->cache_file1 != 0 && wc_cache_enabled() &&
+		e->size <= s->file_size &&
+		e->off + e->size + WC_SST_TRAILER_SIZE <= s->map_len && wc_env_map_allowed())
+	{
+		const uint8_t *t = s->map + e->off + e->size;
+		wc_cache_key k;
+		const uint8_t *p;
+		uint8_t    *dst;
+		int32_t		slot;
+		uint32_t	len;
+		int			rc;
+
+		k.file1 = s->cache_file1;
+		k.file2 = s->cache_file2;
+		k.off = e->off;
+		k.crc = s->cache_verify ? (uint64_t) wc_get_fixed32(t + 5) | ((uint64_t) 1 << 32) : 0;
+		if ((p = wc_cache_get(&k, &slot, &len)) != NULL)
+		{
+			/*
+			 * Another process (or long ago this one) wrote the block: it is in
+			 * none of this CPU's caches.  The seek that follows reads the
+			 * restart array at its end, then entries from a restart point on,
+			 * each load waiting for the one before; ask for all of it at once.
+			 */
+			for (uint32_t o = 0; o < len; o += 64)
+				__builtin_prefetch(p + o);
+			__builtin_prefetch(p + len - 1);
+			lb->slot = slot;
+			lb->data = p;
+			lb->len = len;
+			if (it->stats)
+				it->stats->blocks_cached++;
+			return WC_OK;
+		}
+		/*
+		 * A plain block is read where it lies.  A long run of blocks, each
+		 * after the one before, is a large range: the rest of it is read as
+		 * by a scan of every row, without filling the cache.
+		 */
+		if (it->cache == WC_SST_CACHE_FILL && it->run < WC_CACHE_FILL_RUN &&
+			t[0] != WC_COMPRESS_NONE &&
+			wc_get_fixed32(t + 1) <= WC_CACHE_SLOT_BYTES &&
+			(dst = wc_cache_take(&slot)) != NULL)
+		{
+			rc = read_block_into(s, e->off, e->size, i, &lb->rb, dst, WC_CACHE_SLOT_BYTES,
+								 "block", &lb->data, &lb->len, &it->err);
+			if (rc != WC_OK || lb->data != dst)
+			{
+				wc_cache_abandon(slot);
+				if (rc == WC_OK)	/* read in place after all */
+					return WC_OK;
+				return rc;
+			}
+			lb->data = wc_cache_put(&k, (uint32_t) lb->len, &slot);
+			lb->slot = slot;
+			return WC_OK;
+		}
+	}
+	return read_block(s, e->off, e->size, i, &lb->rb, "block", &lb->data, &lb->len, &it->err);
 }
 
 /* Makes block i current (reading it unless it already is); false on error. */
@@ -943,8 +1095,7 @@ load_block(sst_iter *it, uint32_t i)
 		{
 			it->cur.blk = UINT32_MAX;
 			if (index_get(it->sst, i, &e, &it->err) != WC_OK ||
-				read_block(it->sst, e.off, e.size, i, &it->cur.rb, "block", &it->cur.data,
-						   &it->cur.len, &it->err) != WC_OK)
+				read_data_block(it, i, &e, &it->cur) != WC_OK)
 			{
 				it->bi.valid = false;
 				return false;
@@ -1209,6 +1360,8 @@ iter_release(sst_iter *it)
 {
 	wc_block_iter_free(&it->bi);
 	free(it->rowbuf);
+	release_slot(&it->cur);
+	release_slot(&it->prev);
 	read_bufs_free(&it->cur.rb);
 	read_bufs_free(&it->prev.rb);
 }
@@ -1243,6 +1396,8 @@ iter_setup(sst_iter *it, wc_sst *s, wc_scan_stats *stats)
 	it->stats = stats;
 	it->cur.blk = UINT32_MAX;
 	it->prev.blk = UINT32_MAX;
+	it->cur.slot = -1;
+	it->prev.slot = -1;
 	wc_block_iter_init(&it->bi);
 	wc_err_clear(&it->err);
 }
@@ -1250,11 +1405,18 @@ iter_setup(sst_iter *it, wc_sst *s, wc_scan_stats *stats)
 wc_iter *
 wc_sst_iter_new(wc_sst *s, wc_scan_stats *stats)
 {
+	return wc_sst_iter_new_cached(s, stats, WC_SST_CACHE_OFF);
+}
+
+wc_iter *
+wc_sst_iter_new_cached(wc_sst *s, wc_scan_stats *stats, int cache)
+{
 	sst_iter   *it = malloc(sizeof(*it));
 
 	if (it == NULL)
 		return NULL;
 	iter_setup(it, s, stats);
+	it->cache = cache;
 	wc_sst_ref(s);
 	return &it->base;
 }

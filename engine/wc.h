@@ -437,6 +437,14 @@ typedef struct wc_scan_opts
 	 * each row costs a seek backward and one forward in every source.
 	 */
 	bool		reverse;
+	/*
+	 * A scan of much of the store cut into row ranges (PostgreSQL: a parallel
+	 * scan's chunks): it reads the blocks the block cache holds but leaves none
+	 * of its own there, as a scan of every row (no ranges) does; a scan of row
+	 * ranges otherwise leaves the blocks it decompresses there (wc.h, "block
+	 * cache").
+	 */
+	bool		bulk;
 } wc_scan_opts;
 
 /* Sets opts to "everything": no ranges, all families, all ts. */
@@ -468,6 +476,7 @@ typedef struct wc_scan_stats
 	uint64_t	files_skipped_time; /* excluded by time range */
 	uint64_t	files_skipped_bloom;	/* excluded by a bloom filter */
 	uint64_t	blocks_read;	/* data blocks read from disk */
+	uint64_t	blocks_cached;	/* of those, found in the block cache */
 	uint64_t	cells_scanned;	/* internal entries visited (all sources) */
 	uint64_t	cells_returned;
 	uint64_t	seeks;			/* range starts positioned (reversed scans:
@@ -618,6 +627,39 @@ typedef struct wc_store_info
  */
 int			wc_store_inspect(const char *dir, wc_store_info *info, wc_err *err);
 void		wc_store_info_free(wc_store_info *info);
+
+/* ---------------------------------------------------------------- block cache */
+
+/*
+ * A cache of decompressed data blocks in memory that processes share (DESIGN.md,
+ * "The block cache"): a block one process decompressed is read by the others (and
+ * by itself again) without decompressing it.  Optional; without one every read
+ * decompresses.  The region is the caller's, shared by every process that uses
+ * it (MAP_SHARED, or PostgreSQL's shared memory); it must stay mapped as long as
+ * the process uses the engine.
+ *
+ * wc_block_cache_region_size: the bytes of region for about `bytes` of blocks
+ * (0 when that is too little: fewer than 16 slots of 5 KiB).
+ * wc_block_cache_create: lays the region out (size bytes, 64-byte aligned) and
+ * makes it this process's cache; processes forked afterwards inherit it.  Call it
+ * before any store is opened, once per region.
+ * wc_block_cache_detach: this process stops using it (for tests).
+ */
+size_t		wc_block_cache_region_size(size_t bytes);
+int			wc_block_cache_create(void *region, size_t size, wc_err *err);
+void		wc_block_cache_detach(void);
+
+typedef struct wc_block_cache_stats
+{
+	uint64_t	slots;			/* 0: no cache */
+	uint64_t	slot_bytes;		/* the largest block a slot holds */
+	uint64_t	used;			/* slots holding a block */
+	uint64_t	used_bytes;		/* the bytes of those blocks */
+	uint64_t	pinned;			/* slots being read now */
+} wc_block_cache_stats;
+
+/* Counts the slots of this process's cache (a walk over all of them). */
+void		wc_block_cache_get_stats(wc_block_cache_stats *stats);
 
 /* ---------------------------------------------------------------- replicas */
 

@@ -132,6 +132,7 @@ wcfdw_add_stats(wc_scan_stats *to, const wc_scan_stats *s)
 	to->files_skipped_time += s->files_skipped_time;
 	to->files_skipped_bloom += s->files_skipped_bloom;
 	to->blocks_read += s->blocks_read;
+	to->blocks_cached += s->blocks_cached;
 	to->cells_scanned += s->cells_scanned;
 	to->cells_returned += s->cells_returned;
 	to->seeks += s->seeks;
@@ -589,6 +590,8 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	ss->opts.ts_min = ss->keys.ts_min;
 	ss->opts.ts_max = ss->keys.ts_max;
 	ss->opts.reverse = ss->reverse;
+	/* a parallel scan's chunks: a scan of the table, not of a few rows */
+	ss->opts.bulk = ss->pstate != NULL;
 	if (ss->wread)
 		wcfdw_wide_scan_cells(&ss->conv.cols, ss->wread, ss->keycxt,
 							  (wc_slice **) &ss->opts.families, &ss->opts.nfamilies,
@@ -1330,6 +1333,14 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 							 st.files_skipped_key + st.files_skipped_time + st.files_skipped_bloom,
 							 st.files_skipped_key, st.files_skipped_time, st.files_skipped_bloom,
 							 st.blocks_read, st.cells_scanned, st.seeks);
+			/* as "Buffers:" of ordinary tables: shared memory hits vary run to run */
+			if (es->buffers)
+			{
+				appendStringInfoSpaces(es->str, es->indent * 2);
+				appendStringInfo(es->str, "Block Cache: hit=" UINT64_FORMAT
+								 " miss=" UINT64_FORMAT "\n",
+								 st.blocks_cached, st.blocks_read - st.blocks_cached);
+			}
 		}
 		else
 		{
@@ -1338,6 +1349,8 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 			ExplainPropertyUInteger("Files Skipped by Time", NULL, st.files_skipped_time, es);
 			ExplainPropertyUInteger("Files Skipped by Bloom", NULL, st.files_skipped_bloom, es);
 			ExplainPropertyUInteger("Blocks Read", NULL, st.blocks_read, es);
+			if (es->buffers)
+				ExplainPropertyUInteger("Blocks Cached", NULL, st.blocks_cached, es);
 			ExplainPropertyUInteger("Cells Scanned", NULL, st.cells_scanned, es);
 			ExplainPropertyUInteger("Seeks", NULL, st.seeks, es);
 		}

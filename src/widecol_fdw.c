@@ -70,6 +70,7 @@ _PG_init(void)
 {
 	wcfdw_wal_init();
 	wcfdw_sync_init();
+	wcfdw_cache_init();
 	wcfdw_option_init();
 	wcfdw_store_init();
 	wcfdw_ddl_init();

@@ -225,6 +225,10 @@ extern int	wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err);
 extern void wcfdw_wal_destroy(const char *path);
 extern void wcfdw_wal_log_sync(const char *path, const char *file);
 
+/* cache.c: the block cache in shared memory */
+extern int	wcfdw_block_cache_kb;
+extern void wcfdw_cache_init(void);
+
 /* sync.c: logged tables' logs made durable by checkpoints */
 typedef enum WcFdwLogSync
 {

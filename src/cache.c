@@ -1,0 +1,102 @@
+/*-------------------------------------------------------------------------
+ *
+ * cache.c
+ *		  The block cache in shared memory: widecol_fdw.block_cache_size
+ *
+ * Every backend reading a sorted file decompresses the blocks it reads; the
+ * engine's block cache (engine/cache.h) keeps decompressed blocks in memory
+ * that every backend shares, as shared_buffers keeps the pages of ordinary
+ * tables, so a block one backend read is read by all without decompressing
+ * it again.  The memory is set aside at server start, when the library is
+ * preloaded (shared_preload_libraries, which logged tables need anyway), and
+ * laid out once by the postmaster; backends inherit it.  Scans of row ranges
+ * (point reads, joins, short scans) leave the blocks they read there; scans
+ * of every row only read what is there (engine/scan.c).  0 turns it off.
+ *
+ * Shared memory is reinitialised after a backend dies abnormally, which also
+ * releases the pins and spinlocks a dead backend held in the cache.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+
+#include "widecol_fdw.h"
+
+/* widecol_fdw.block_cache_size, kB */
+int			wcfdw_block_cache_kb = 131072;
+
+static shmem_request_hook_type wcfdw_prev_shmem_request = NULL;
+static shmem_startup_hook_type wcfdw_prev_shmem_startup = NULL;
+
+/* Bytes of shared memory the setting asks for (0: none) and 64 for alignment. */
+static Size
+wcfdw_cache_shmem_size(void)
+{
+	size_t		size;
+
+	if (wcfdw_block_cache_kb <= 0)
+		return 0;
+	size = wc_block_cache_region_size((size_t) wcfdw_block_cache_kb * 1024);
+	return size > 0 ? add_size(size, 64) : 0;
+}
+
+static void
+wcfdw_cache_shmem_request(void)
+{
+	if (wcfdw_prev_shmem_request)
+		wcfdw_prev_shmem_request();
+	RequestAddinShmemSpace(wcfdw_cache_shmem_size());
+}
+
+static void
+wcfdw_cache_shmem_startup(void)
+{
+	Size		size = wcfdw_cache_shmem_size();
+	bool		found;
+	char	   *region;
+	wc_err		err;
+
+	if (wcfdw_prev_shmem_startup)
+		wcfdw_prev_shmem_startup();
+	if (size == 0)
+		return;
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	region = ShmemInitStruct("widecol_fdw block cache", size, &found);
+	/* laid out by the postmaster, at every (re)initialisation of shared memory */
+	if (!found)
+	{
+		region = (char *) TYPEALIGN(64, region);
+		wc_err_clear(&err);
+		if (wc_block_cache_create(region, size - 64, &err) != WC_OK)
+			ereport(WARNING,
+					(errmsg("widecol_fdw block cache not set up: %s", err.msg)));
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * wcfdw_cache_init
+ *		The setting always; the shared memory when preloaded
+ */
+void
+wcfdw_cache_init(void)
+{
+	DefineCustomIntVariable("widecol_fdw.block_cache_size",
+							"Shared memory for decompressed blocks of widecol tables' sorted files.",
+							"Set aside at server start when widecol_fdw is in shared_preload_libraries. 0 turns the cache off.",
+							&wcfdw_block_cache_kb,
+							131072, 0, INT_MAX / 2,
+							PGC_POSTMASTER, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	wcfdw_prev_shmem_request = shmem_request_hook;
+	shmem_request_hook = wcfdw_cache_shmem_request;
+	wcfdw_prev_shmem_startup = shmem_startup_hook;
+	shmem_startup_hook = wcfdw_cache_shmem_startup;
+}
