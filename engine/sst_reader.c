@@ -97,11 +97,11 @@ struct wc_sst
 	const uint8_t *map;			/* the whole file mapped, or NULL (pread) */
 	size_t		map_len;
 	bool		filter_owned;	/* filter is malloc'd (else it lies in map) */
+	bool		index_owned;	/* index_buf is malloc'd (else it lies in map) */
 	/* the file's identity in the block cache (cache.h); cache_file1 0: none */
 	uint64_t	cache_file1;
 	uint64_t	cache_file2;
 	bool		cache_verify;	/* no inode generation: keys hold block checksums */
-	bool		index_owned;	/* index_buf is malloc'd (else it lies in map) */
 
 	/*
 	 * A bit per data block whose checksum this handle has checked in the mapped
@@ -268,8 +268,8 @@ read_block_into(wc_sst *s, uint64_t off, uint64_t size, uint32_t blk, read_bufs 
 			s->checked[blk / 8] |= (uint8_t) (1u << (blk % 8));
 	}
 	if (dst != NULL && type != WC_COMPRESS_NONE && raw_len > dst_cap)
-		return wc_err_set(err, WC_CORRUPT, "%s in %s at offset %llu: its length %u changed while read",
-						  what, fname, (unsigned long long) off, raw_len);
+		return wc_err_set(err, WC_CORRUPT, "%s in %s at offset %llu: uncompressed length %u, above the %zu bytes expected",
+						  what, fname, (unsigned long long) off, raw_len, dst_cap);
 	if (type == WC_COMPRESS_NONE)
 	{
 		if (raw_len != size)

@@ -853,7 +853,7 @@ static void
 test_block_bounds(void)
 {
 	char	   *dir = test_tmpdir("bounds");
-	wc_family_opts fo[] = {{"a", 0, 0, WC_COMPRESS_LZ4}, {"b", 0, 0, WC_COMPRESS_NONE}};
+	wc_family_opts fo[] = {{"a", 0, 0, WC_COMPRESS_LZ4, 0}, {"b", 0, 0, WC_COMPRESS_NONE, 0}};
 	wc_db	   *db = open_db(dir, fo, 2, 0);
 	wc_batch   *b = wc_batch_new();
 	wc_slice   *bounds = NULL;
@@ -1012,8 +1012,8 @@ static void
 test_inspect(void)
 {
 	char	   *dir = test_tmpdir("inspect");
-	wc_family_opts fo[] = {{"zeta", 0, 0, WC_COMPRESS_LZ4}, {"alpha", 0, 0, WC_COMPRESS_LZ4},
-	{"empty", 0, 0, WC_COMPRESS_LZ4}};
+	wc_family_opts fo[] = {{"zeta", 0, 0, WC_COMPRESS_LZ4, 0}, {"alpha", 0, 0, WC_COMPRESS_LZ4, 0},
+	{"empty", 0, 0, WC_COMPRESS_LZ4, 0}};
 	wc_db	   *db = open_db(dir, fo, 3, 0);
 	wc_batch   *b = wc_batch_new();
 	wc_store_info info;
@@ -1454,7 +1454,7 @@ static void
 test_flush_nowait(void)
 {
 	char	   *dir = test_tmpdir("flush-nowait");
-	wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_NONE}};
+	wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_NONE, 0}};
 	wc_db	   *w = open_db(dir, fams, 1, 0);
 	wc_db	   *r = open_db(dir, fams, 1, 0);
 	wc_batch   *b = wc_batch_new();
@@ -1508,7 +1508,7 @@ static void
 test_prepared(void)
 {
 	char	   *dir = test_tmpdir("prepared");
-	wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_NONE}};
+	wc_family_opts fams[] = {{"f", 0, 0, WC_COMPRESS_NONE, 0}};
 	wc_db	   *w = open_db(dir, fams, 1, 0);
 	wc_db	   *r = open_db(dir, fams, 1, 0);
 	wc_batch   *b = wc_batch_new();
