@@ -81,11 +81,15 @@ wcfdw_cache_shmem_startup(void)
 
 /*
  * wcfdw_cache_init
- *		The setting always; the shared memory when preloaded
+ *		The setting and the shared memory, when preloaded (a PGC_POSTMASTER
+ *		setting cannot be defined later: the library loaded by a session has
+ *		no cache)
  */
 void
 wcfdw_cache_init(void)
 {
+	if (!process_shared_preload_libraries_in_progress)
+		return;
 	DefineCustomIntVariable("widecol_fdw.block_cache_size",
 							"Shared memory for decompressed blocks of widecol tables' sorted files.",
 							"Set aside at server start when widecol_fdw is in shared_preload_libraries. 0 turns the cache off.",
@@ -93,8 +97,6 @@ wcfdw_cache_init(void)
 							131072, 0, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_KB,
 							NULL, NULL, NULL);
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 	wcfdw_prev_shmem_request = shmem_request_hook;
 	shmem_request_hook = wcfdw_cache_shmem_request;
 	wcfdw_prev_shmem_startup = shmem_startup_hook;
