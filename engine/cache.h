@@ -30,9 +30,9 @@
  * closed it.  Larger blocks are read as without a cache. */
 #define WC_CACHE_SLOT_BYTES	(5u << 10)
 
-/* Blocks in a row a filling iterator leaves in the cache (64 KiB of a large
- * range: a point read or a join reads one or two); it reads the rest of the run
- * as a scan of every row does, without filling. */
+/* Blocks in a row an iterator reads through the cache (64 KiB of a large range:
+ * a point read or a join reads one or two); it reads the rest of the run as a
+ * scan of every row does, without the cache. */
 #define WC_CACHE_FILL_RUN	16
 
 typedef struct wc_cache_key

@@ -249,15 +249,17 @@ stream_build(wc_scan *scan, fam_stream *fs)
 				continue;
 			scan->stats.files_read++;
 			/*
-			 * Every scan reads blocks the block cache holds; one of row ranges
-			 * (point reads, joins, short scans) leaves the blocks it reads there,
-			 * a scan of every row or a bulk one does not (it would push the
-			 * others' out)
+			 * A scan of row ranges (point reads, joins, short scans) uses the
+			 * block cache; a scan of every row or a bulk one does not: it
+			 * would push the others' blocks out, and reading on from block to
+			 * block it decompresses them faster than it finds them there
+			 * (the cache's blocks lie apart in memory, a cache and TLB miss
+			 * each; the file's are in a row)
 			 */
 			if (s->iter == NULL &&
 				(s->iter = wc_sst_iter_new_cached(s->sst, &scan->stats,
 												  scan->nranges > 0 && !scan->opts->bulk ?
-												  WC_SST_CACHE_FILL : WC_SST_CACHE_LOOKUP)) == NULL)
+												  WC_SST_CACHE_FILL : WC_SST_CACHE_OFF)) == NULL)
 				goto oom;
 		}
 		if ((b = malloc(sizeof(borrow_iter))) == NULL)

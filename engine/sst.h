@@ -137,7 +137,8 @@ wc_iter    *wc_sst_iter_new(wc_sst *s, wc_scan_stats *stats);
 /*
  * The same, using the block cache (cache.h) as cache says: LOOKUP reads blocks
  * found there (stats->blocks_cached counts them), FILL also leaves there the
- * blocks it decompresses.  wc_sst_iter_new is OFF: a compaction reads every
+ * blocks it decompresses; either only for the first WC_CACHE_FILL_RUN blocks of
+ * a run of consecutive ones.  wc_sst_iter_new is OFF: a compaction reads every
  * block once and should not push the blocks that scans read out of the cache.
  */
 #define WC_SST_CACHE_OFF	0

@@ -1014,8 +1014,9 @@ read_data_block(sst_iter *it, uint32_t i, const idx_entry *e, loaded_block *lb)
 	wc_sst	   *s = it->sst;
 
 	release_slot(lb);
-	if (it->cache != WC_SST_CACHE_OFF && s->cache_file1 != 0 && wc_cache_enabled() &&
-		e->size <= s->file_size &&
+	/* a long run of blocks, each after the one before: read as a full scan reads */
+	if (it->cache != WC_SST_CACHE_OFF && it->run < WC_CACHE_FILL_RUN &&
+		s->cache_file1 != 0 && wc_cache_enabled() && e->size <= s->file_size &&
 		e->off + e->size + WC_SST_TRAILER_SIZE <= s->map_len && wc_env_map_allowed())
 	{
 		const uint8_t *t = s->map + e->off + e->size;
@@ -1048,13 +1049,8 @@ read_data_block(sst_iter *it, uint32_t i, const idx_entry *e, loaded_block *lb)
 				it->stats->blocks_cached++;
 			return WC_OK;
 		}
-		/*
-		 * A plain block is read where it lies.  A long run of blocks, each
-		 * after the one before, is a large range: the rest of it is read as
-		 * by a scan of every row, without filling the cache.
-		 */
-		if (it->cache == WC_SST_CACHE_FILL && it->run < WC_CACHE_FILL_RUN &&
-			t[0] != WC_COMPRESS_NONE &&
+		/* a plain block is read where it lies */
+		if (it->cache == WC_SST_CACHE_FILL && t[0] != WC_COMPRESS_NONE &&
 			wc_get_fixed32(t + 1) <= WC_CACHE_SLOT_BYTES &&
 			(dst = wc_cache_take(&slot)) != NULL)
 		{
