@@ -5,7 +5,12 @@
  * A log that is no longer active is immutable once it carries its closing marker.
  * Flushing it takes its content from this process's own view when that holds all
  * of it, else reads it from disk (wc_db_load_log) and resolves every record's
- * transaction; writes one sorted file per family with the committed entries; and
+ * transaction; writes one sorted file per family with the committed entries that
+ * the visibility step keeps in a partial compaction (the log is the newest data
+ * of its rows: versions beyond max_versions, expired ones and what the log's own
+ * tombstones mask are dropped, the tombstones kept, as HBase's flush applies a
+ * family's version limit; a hot cell updated 1,000 times between two flushes
+ * would otherwise leave 1,000 versions for every read to step over); and
  * replaces the log by those files, and by the files of its committed ingest
  * records, in one manifest write.  Layer 3 of the store core: it calls write.c
  * (closing and switching logs), version.c, lock.c and options.c.
@@ -16,36 +21,68 @@
 #include <string.h>
 
 #include "err.h"
+#include "visible.h"
 
-/* Writes the memtable of one family as sorted file number; *props->cells may be 0. */
+/*
+ * Writes the memtable of one family as sorted file number; *props->cells may be 0.
+ * Entries above keep_above are written as they are (some snapshot may not see
+ * them: DESIGN.md, "Snapshots").
+ */
 static int
 write_family(wc_db *db, const wc_fammem *fm, uint64_t number, uint64_t trunc,
-			 wc_sst_props *props, wc_err *err)
+			 uint64_t keep_above, wc_sst_props *props, wc_err *err)
 {
 	wc_sst_build_opts o;
 	wc_sst_builder *b;
 	wc_iter    *it;
+	wc_vis_rules rules;
+	wc_vis		vis;
+	const wc_family *f;
 	char		name[32];
 	int			rc = WC_OK;
 
+	wc_vis_rules_init(&rules);
+	rules.mode = WC_VIS_COMPACT;
+	rules.partial = true;
+	rules.trunc = trunc;
+	rules.keep_above = keep_above;
+	f = wc_db_family(db, (const uint8_t *) fm->family, strlen(fm->family));
+	if (f)
+	{
+		rules.max_versions = f->max_versions;
+		rules.ttl_cutoff = wc_vis_ttl_cutoff(wc_env_now_ms(), f->ttl_ms);
+	}
+	wc_vis_init(&vis, &rules);
 	wc_file_name(name, sizeof(name), number, "sst");
 	wc_db_build_opts(db, fm->family, 0, &o);
 	if ((b = wc_sst_builder_new(db->dir, name, &o, err)) == NULL)
+	{
+		wc_vis_free(&vis);
 		return err->code;
+	}
 	if ((it = wc_memtable_iter_new(fm->mt)) == NULL)
 	{
+		wc_vis_free(&vis);
 		wc_sst_builder_abandon(b);
 		return wc_err_set(err, WC_NOMEM, "out of memory");
 	}
 	for (wc_iter_seek_first(it); wc_iter_valid(it) && rc == WC_OK; wc_iter_next(it))
 	{
 		const wc_cell *c = wc_iter_cell(it);
+		int			verdict = wc_vis_step(&vis, c);
 
-		if (c->seq < trunc)
-			continue;
-		rc = wc_sst_builder_add(b, c);
+		if (verdict < 0)
+		{
+			wc_iter_close(it);
+			wc_vis_free(&vis);
+			wc_sst_builder_abandon(b);
+			return wc_err_set(err, verdict, "out of memory");
+		}
+		if (verdict == WC_VIS_EMIT)
+			rc = wc_sst_builder_add(b, c);
 	}
 	wc_iter_close(it);
+	wc_vis_free(&vis);
 	/* after a failed add, finish reports the builder's first error (with its
 	 * cause, e.g. no space left) and removes the file */
 	return wc_sst_builder_finish(b, props, err);
@@ -93,7 +130,8 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 	wc_sst_props *props = NULL;
 	wc_manifest m;
 	uint64_t	first = 0,
-				trunc;
+				trunc,
+				keep_above;
 	uint64_t   *doomed = NULL;
 	int			ndoomed = 0;
 	char		name[32];
@@ -111,8 +149,23 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 		goto out;
 	}
 	trunc = lm->trunc > db->manifest.truncate_seq ? lm->trunc : db->manifest.truncate_seq;
+	/* what an older snapshot may need stays: the log's remembered records and the
+	 * sorted files' (newer logs hold only higher seqs) */
+	keep_above = WC_SEQ_MAX;
+	if (db->opts.horizon != NULL)
+	{
+		uint64_t	min_seq;
+
+		wc_recent_prune(&db->manifest.recent, wc_db_horizon(db));
+		wc_recent_prune(&lm->recent, wc_db_horizon(db));
+		min_seq = wc_recent_min_seq(&db->manifest.recent);
+		if (wc_recent_min_seq(&lm->recent) < min_seq)
+			min_seq = wc_recent_min_seq(&lm->recent);
+		if (min_seq != UINT64_MAX)
+			keep_above = min_seq - 1;
+	}
 	for (int i = 0; i < lm->nmem && rc == WC_OK; i++)
-		rc = write_family(db, &lm->mem[i], first + i, trunc, &props[i], err);
+		rc = write_family(db, &lm->mem[i], first + i, trunc, keep_above, &props[i], err);
 	if (rc != WC_OK)
 		goto remove_outputs;
 

@@ -2296,10 +2296,135 @@ test_values_in_log(void)
 	test_rmdir(dir);
 }
 
+/* The cells of the store's sorted files of family fam. */
+static uint64_t
+family_cells(wc_db *db, const char *fam)
+{
+	wc_file_info *files = NULL;
+	int			nf = 0;
+	uint64_t	cells = 0;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_files(db, &files, &nf, &err), &err);
+	for (int i = 0; i < nf; i++)
+		if (strcmp(files[i].family, fam) == 0)
+			cells += files[i].cells;
+	wc_file_info_free(files, nf);
+	return cells;
+}
+
+/*
+ * A flush writes what a partial compaction of the log would keep: a cell updated
+ * 300 times leaves its newest version (max_versions 1), a deleted newest version
+ * its DEL_VERSION (it holds the place), expired versions nothing, and a DEL_COLUMN
+ * stays to mask an older file.  What a snapshot may not have seen yet is written
+ * as it is, until the horizon passes it.
+ */
+static void
+test_flush_retention(void)
+{
+	char	   *dir = test_tmpdir("flushret");
+	wc_family_opts fo[] = {{"one", 1, 0, WC_COMPRESS_LZ4, 0}, {"ttl", 0, 60000, WC_COMPRESS_LZ4, 0}};
+	wc_db	   *db;
+	wc_batch   *b = wc_batch_new();
+	wc_scan_opts all,
+				old;
+	test_snap	s_old = {.xmax = 12};
+	wc_err		err;
+	char		val[16];
+	int64_t		now = wc_env_now_ms();
+
+	wc_err_clear(&err);
+	open_with_horizon = true;
+	test_horizon = 1000;
+	db = open_db(dir, fo, 2, 0);
+	open_with_horizon = false;
+	wc_scan_opts_init(&all);
+
+	/* a hot cell, another whose newest version is deleted, expired versions */
+	for (int i = 1; i <= 300; i++)
+	{
+		snprintf(val, sizeof(val), "v%d", i);
+		put(b, "one", "r", "hot", i, val);
+		write_batch(db, b);
+	}
+	put(b, "one", "r", "del", 1, "d1");
+	put(b, "one", "r", "del", 2, "d2");
+	write_batch(db, b);
+	CHECK_OK(wc_batch_delete_version(b, "one", 3, "r", 1, "del", 3, 2, &err), &err);
+	write_batch(db, b);
+	put(b, "ttl", "r", "old", now - 120000, "expired");
+	put(b, "ttl", "r", "new", now, "fresh");
+	put(b, "one", "s", "gone", 1, "soon masked");
+	write_batch(db, b);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK(family_cells(db, "one") == 3, "family one after the flush: %llu cells, want 3 "
+		  "(r:hot@300, r:del's DEL_VERSION@2, s:gone@1)", (unsigned long long) family_cells(db, "one"));
+	CHECK(family_cells(db, "ttl") == 1, "family ttl after the flush: %llu cells, want 1",
+		  (unsigned long long) family_cells(db, "ttl"));
+	{
+		char		want[256];
+
+		snprintf(want, sizeof(want), "r/one:hot@300=v300;r/ttl:new@%lld=fresh;s/one:gone@1=soon masked;",
+				 (long long) now);
+		EXPECT_SCAN(db, &all, want);
+	}
+
+	/* the DEL_COLUMN is written out: it masks the older file's cell */
+	CHECK_OK(wc_batch_delete_column(b, "one", 3, "s", 1, "gone", 4, &err), &err);
+	write_batch(db, b);
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK(family_cells(db, "one") == 4, "family one after the second flush: %llu cells, want 4",
+		  (unsigned long long) family_cells(db, "one"));
+	{
+		char		want[256];
+
+		snprintf(want, sizeof(want), "r/one:hot@300=v300;r/ttl:new@%lld=fresh;", (long long) now);
+		EXPECT_SCAN(db, &all, want);
+	}
+
+	/* tags 10..14 above the horizon: remembered, so written as they are */
+	test_horizon = 1;
+	for (int t = 10; t <= 14; t++)
+	{
+		snprintf(val, sizeof(val), "t%d", t);
+		put(b, "one", "q", "c", 1, val);
+		CHECK_OK(wc_db_write(db, &b, 1, (uint64_t) t, false, &err), &err);
+		wc_batch_clear(b);
+	}
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	old = all;
+	old.tag_visible = snap_visible;
+	old.tag_visible_arg = &s_old;
+	CHECK_OK(wc_db_flush(db, &err), &err);
+	CHECK(family_cells(db, "one") == 4 + 5, "with remembered writes: %llu cells, want 9",
+		  (unsigned long long) family_cells(db, "one"));
+	{
+		char		want[256];
+
+		/* the old snapshot sees tags below 12: t11 */
+		snprintf(want, sizeof(want), "q/one:c@1=t11;r/one:hot@300=v300;r/ttl:new@%lld=fresh;",
+				 (long long) now);
+		EXPECT_SCAN(db, &old, want);
+	}
+	/* once the horizon passes them, the next flush's log alone decides nothing
+	 * about them, but a compaction drops the surplus */
+	test_horizon = 100;
+	CHECK_OK(wc_db_compact(db, &err), &err);
+	CHECK(family_cells(db, "one") == 3, "after the compaction: %llu cells, want 3",
+		  (unsigned long long) family_cells(db, "one"));
+	wc_db_close(db);
+	wc_batch_free(b);
+	test_horizon = 0;
+	test_rmdir(dir);
+}
+
 int
 main(void)
 {
 	t_name = "test_db";
+	test_flush_retention();
 	test_values_in_log();
 	test_partial_compaction();
 	test_resolve_failure();
