@@ -102,6 +102,9 @@ struct wc_sst
 	uint64_t	cache_file1;
 	uint64_t	cache_file2;
 	bool		cache_verify;	/* no inode generation: keys hold block checksums */
+	bool		plain_seen;		/* the last block looked up was stored plain (a hint:
+								 * most blocks of such a file are, when its values
+								 * do not compress) */
 
 	/*
 	 * A bit per data block whose checksum this handle has checked in the mapped
@@ -1031,6 +1034,10 @@ read_data_block(sst_iter *it, uint32_t i, const idx_entry *e, loaded_block *lb)
 		k.file2 = s->cache_file2;
 		k.off = e->off;
 		k.crc = s->cache_verify ? (uint64_t) wc_get_fixed32(t + 5) | ((uint64_t) 1 << 32) : 0;
+		/* a plain block is read where it lies: no lookup where they are usual */
+		if (s->plain_seen && t[0] == WC_COMPRESS_NONE)
+			return read_block(s, e->off, e->size, i, &lb->rb, "block", &lb->data, &lb->len,
+							  &it->err);
 		if ((p = wc_cache_get(&k, &slot, &len)) != NULL)
 		{
 			/*
@@ -1049,7 +1056,7 @@ read_data_block(sst_iter *it, uint32_t i, const idx_entry *e, loaded_block *lb)
 				it->stats->blocks_cached++;
 			return WC_OK;
 		}
-		/* a plain block is read where it lies */
+		s->plain_seen = t[0] == WC_COMPRESS_NONE;
 		if (it->cache == WC_SST_CACHE_FILL && t[0] != WC_COMPRESS_NONE &&
 			wc_get_fixed32(t + 1) <= WC_CACHE_SLOT_BYTES &&
 			(dst = wc_cache_take(&slot)) != NULL)

@@ -10,8 +10,9 @@
  * it again.  The memory is set aside at server start, when the library is
  * preloaded (shared_preload_libraries, which logged tables need anyway), and
  * laid out once by the postmaster; backends inherit it.  Scans of row ranges
- * (point reads, joins, short scans) leave the blocks they read there; scans
- * of every row only read what is there (engine/scan.c).  0 turns it off.
+ * (point reads, joins, short scans) read blocks there and leave the blocks
+ * they decompress there; scans of every row and parallel scans do not use it
+ * (engine/scan.c).  0 turns it off.
  *
  * Shared memory is reinitialised after a backend dies abnormally, which also
  * releases the pins and spinlocks a dead backend held in the cache.
