@@ -39,7 +39,6 @@ wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int no
 	wc_vis_rules rules;
 	wc_vis		vis;
 	wc_manifest m;
-	const wc_family *f;
 	uint64_t	number = 0,
 				until_check = INTERRUPT_EVERY;
 	char		name[32];
@@ -52,26 +51,8 @@ wc_db_compact_family(wc_db *db, const char *family, const uint64_t *only, int no
 		return rc;
 	if ((v = wc_db_version(db, err)) == NULL)
 		return err->code;
-	wc_vis_rules_init(&rules);
-	rules.mode = WC_VIS_COMPACT;
-	rules.partial = partial;
-	rules.trunc = db->manifest.truncate_seq;
 	/* what an older snapshot may need stays (DESIGN.md, "Snapshots") */
-	if (db->opts.horizon != NULL)
-	{
-		uint64_t	min_seq;
-
-		wc_recent_prune(&db->manifest.recent, wc_db_horizon(db));
-		min_seq = wc_recent_min_seq(&db->manifest.recent);
-		if (min_seq != UINT64_MAX)
-			rules.keep_above = min_seq - 1;
-	}
-	f = wc_db_family(db, (const uint8_t *) family, strlen(family));
-	if (f)
-	{
-		rules.max_versions = f->max_versions;
-		rules.ttl_cutoff = wc_vis_ttl_cutoff(wc_env_now_ms(), f->ttl_ms);
-	}
+	wc_db_compact_rules(db, family, partial, db->manifest.truncate_seq, NULL, &rules);
 	wc_vis_init(&vis, &rules);
 
 	/* inputs: every sorted file of the family, as in the manifest we refreshed to */

@@ -307,6 +307,17 @@ int			wc_db_refresh_full(wc_db *db, wc_err *err);
  * set when out of memory. */
 wc_version *wc_db_version(wc_db *db, wc_err *err);
 void		wc_version_unref(wc_version *v);
+
+/*
+ * The visibility rules (visible.h) of a compaction of family's entries, partial or
+ * not, and of a flush (a partial one): the family's max_versions and ttl, the
+ * truncate point trunc, and keep_above below the oldest record that MANIFEST or
+ * also (a flushed log's list, or NULL) remembers, both pruned to the horizon
+ * first (DESIGN.md, "Snapshots").
+ */
+struct wc_vis_rules;
+void		wc_db_compact_rules(wc_db *db, const char *family, bool partial, uint64_t trunc,
+								wc_recent_list *also, struct wc_vis_rules *rules);
 /* Releases the view (versions, files, logs, manifest): for wc_db_close. */
 void		wc_db_view_free(wc_db *db);
 

@@ -24,34 +24,24 @@
 #include "visible.h"
 
 /*
- * Writes the memtable of one family as sorted file number; *props->cells may be 0.
- * Entries above keep_above are written as they are (some snapshot may not see
- * them: DESIGN.md, "Snapshots").
+ * Writes the memtable of one family of log lm as sorted file number;
+ * *props->cells may be 0.  What an older snapshot may need (the log's remembered
+ * records and the sorted files'; newer logs hold only higher seqs) is written as
+ * it is (DESIGN.md, "Snapshots").
  */
 static int
-write_family(wc_db *db, const wc_fammem *fm, uint64_t number, uint64_t trunc,
-			 uint64_t keep_above, wc_sst_props *props, wc_err *err)
+write_family(wc_db *db, wc_logmem *lm, const wc_fammem *fm, uint64_t number, uint64_t trunc,
+			 wc_sst_props *props, wc_err *err)
 {
 	wc_sst_build_opts o;
 	wc_sst_builder *b;
 	wc_iter    *it;
 	wc_vis_rules rules;
 	wc_vis		vis;
-	const wc_family *f;
 	char		name[32];
 	int			rc = WC_OK;
 
-	wc_vis_rules_init(&rules);
-	rules.mode = WC_VIS_COMPACT;
-	rules.partial = true;
-	rules.trunc = trunc;
-	rules.keep_above = keep_above;
-	f = wc_db_family(db, (const uint8_t *) fm->family, strlen(fm->family));
-	if (f)
-	{
-		rules.max_versions = f->max_versions;
-		rules.ttl_cutoff = wc_vis_ttl_cutoff(wc_env_now_ms(), f->ttl_ms);
-	}
+	wc_db_compact_rules(db, fm->family, true, trunc, &lm->recent, &rules);
 	wc_vis_init(&vis, &rules);
 	wc_file_name(name, sizeof(name), number, "sst");
 	wc_db_build_opts(db, fm->family, 0, &o);
@@ -130,8 +120,7 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 	wc_sst_props *props = NULL;
 	wc_manifest m;
 	uint64_t	first = 0,
-				trunc,
-				keep_above;
+				trunc;
 	uint64_t   *doomed = NULL;
 	int			ndoomed = 0;
 	char		name[32];
@@ -149,23 +138,8 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 		goto out;
 	}
 	trunc = lm->trunc > db->manifest.truncate_seq ? lm->trunc : db->manifest.truncate_seq;
-	/* what an older snapshot may need stays: the log's remembered records and the
-	 * sorted files' (newer logs hold only higher seqs) */
-	keep_above = WC_SEQ_MAX;
-	if (db->opts.horizon != NULL)
-	{
-		uint64_t	min_seq;
-
-		wc_recent_prune(&db->manifest.recent, wc_db_horizon(db));
-		wc_recent_prune(&lm->recent, wc_db_horizon(db));
-		min_seq = wc_recent_min_seq(&db->manifest.recent);
-		if (wc_recent_min_seq(&lm->recent) < min_seq)
-			min_seq = wc_recent_min_seq(&lm->recent);
-		if (min_seq != UINT64_MAX)
-			keep_above = min_seq - 1;
-	}
 	for (int i = 0; i < lm->nmem && rc == WC_OK; i++)
-		rc = write_family(db, &lm->mem[i], first + i, trunc, keep_above, &props[i], err);
+		rc = write_family(db, lm, &lm->mem[i], first + i, trunc, &props[i], err);
 	if (rc != WC_OK)
 		goto remove_outputs;
 

@@ -19,6 +19,7 @@
 
 #include "err.h"
 #include "ingest.h"
+#include "visible.h"
 
 #define MANIFEST_RETRIES	20
 #define RESOLVE_WAIT_MS		10000	/* how long a waiting flush waits for a commit */
@@ -777,6 +778,38 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 }
 
 /* ---------------------------------------------------------------- versions */
+
+void
+wc_db_compact_rules(wc_db *db, const char *family, bool partial, uint64_t trunc,
+					wc_recent_list *also, wc_vis_rules *rules)
+{
+	const wc_family *f = wc_db_family(db, (const uint8_t *) family, strlen(family));
+
+	wc_vis_rules_init(rules);
+	rules->mode = WC_VIS_COMPACT;
+	rules->partial = partial;
+	rules->trunc = trunc;
+	if (db->opts.horizon != NULL)
+	{
+		uint64_t	min_seq;
+
+		wc_recent_prune(&db->manifest.recent, wc_db_horizon(db));
+		min_seq = wc_recent_min_seq(&db->manifest.recent);
+		if (also != NULL)
+		{
+			wc_recent_prune(also, wc_db_horizon(db));
+			if (wc_recent_min_seq(also) < min_seq)
+				min_seq = wc_recent_min_seq(also);
+		}
+		if (min_seq != UINT64_MAX)
+			rules->keep_above = min_seq - 1;
+	}
+	if (f)
+	{
+		rules->max_versions = f->max_versions;
+		rules->ttl_cutoff = wc_vis_ttl_cutoff(wc_env_now_ms(), f->ttl_ms);
+	}
+}
 
 void
 wc_version_unref(wc_version *v)
