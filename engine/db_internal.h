@@ -10,7 +10,7 @@
  *      bulk.c      bulk writes               scan.c     reading a version
  *      write.c     the commit path: appending a record, closing and switching logs
  *   2  version.c   MANIFEST, the view's sorted files and logs, the log replay,
- *                  versions, refresh
+ *                  versions, refresh, the rules of flushes and compactions
  *   1  lock.c      LOCK: its byte locks, the write mutex, the shared page
  *      options.c   settings, families, the caller's callbacks
  *
