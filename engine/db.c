@@ -382,7 +382,7 @@ wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err)
 			if (family && strcmp(family, lm->mem[j].family) != 0)
 				continue;
 			stats->mem_cells += wc_memtable_count(lm->mem[j].mt);
-			stats->mem_bytes += wc_memtable_bytes(lm->mem[j].mt);
+			stats->mem_bytes += wc_memtable_size(lm->mem[j].mt);
 		}
 	}
 	/* rows spread over several files are counted once per file: an upper bound */

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "manifest.h"
 #include "memtable.h"
+#include "shmt.h"
 #include "sst.h"
 
 /*
@@ -47,7 +48,7 @@
  */
 #define WC_SHARED_BYTES		4096
 #define WC_SHARED_MAGIC		0x57435348u /* "WCSH" */
-#define WC_SHARED_VERSION	1
+#define WC_SHARED_VERSION	2
 
 typedef struct wc_shared
 {
@@ -60,6 +61,8 @@ typedef struct wc_shared
 	uint64_t	log_number;
 	uint64_t	log_end;
 	uint64_t	manifest_gen;	/* bumped after every MANIFEST rewrite */
+	uint64_t	store_id;		/* random, made with the page: names the store's logs'
+								 * shared memtables (shmt.h) */
 } wc_shared;
 
 #define WC_DEFAULT_LOG_SWITCH	(8u << 20)
@@ -103,6 +106,9 @@ typedef struct wc_logmem
 	uint64_t	number;
 	wc_file		file;
 	wc_mapping *map;			/* the file mapped (values stay there), or NULL */
+	wc_shlog   *shl;			/* its shared memtables (referenced; mem[] are handles
+								 * on them, in the slot's order), or NULL: our own */
+	bool		dead;			/* no longer live (flushed): its slot is freed */
 	wc_log_reader *reader;
 	uint64_t	valid_end;		/* offset after the last complete record read */
 	uint64_t	max_seq;		/* highest seq of any record read (any outcome) */
@@ -321,9 +327,15 @@ void		wc_db_compact_rules(wc_db *db, const char *family, bool partial, uint64_t 
 /* Releases the view (versions, files, logs, manifest): for wc_db_close. */
 void		wc_db_view_free(wc_db *db);
 
-/* Applies the entries of a committed batch, positioned in r, to lm's memtables (and,
- * for a log of the view, raises the handle's applied and truncate seqs). */
-int			wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *r, wc_err *err);
+/*
+ * Applies a committed batch record, whose payload lies at offset off of lm's log
+ * (0 = unknown) and ends at end, given as n readers positioned at their entries,
+ * to lm's memtables (and, for a log of the view, raises the handle's applied and
+ * truncate seqs).  With shared memtables, the entries are added only if no
+ * process has added them (DESIGN.md, "Shared memtables").
+ */
+int			wc_db_apply_readers(wc_db *db, wc_logmem *lm, const wc_batch_reader *rs, int n,
+								uint64_t off, uint64_t end, wc_err *err);
 /* Holds a record whose tag is in progress (a copy of payload, which lies at offset
  * off of lm's log; 0 = unknown). */
 int			wc_db_hold(wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,

@@ -9,6 +9,8 @@
 #include "db_internal.h"
 
 #include <errno.h>
+#include <sys/random.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -83,6 +85,27 @@ open_lock_file(wc_db *db, bool create, wc_err *err)
 	return rc;
 }
 
+/*
+ * A random identity for the store's shared memtables (shmt.h): a page made again
+ * (every handle had closed) or a store made again at the same place gets
+ * another, so a slot of the old one is never taken for the new one's log.
+ */
+static uint64_t
+new_store_id(void)
+{
+	static uint64_t counter;
+	uint64_t	id = 0;
+	struct timespec ts;
+
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t) sizeof(id))
+	{
+		clock_gettime(CLOCK_REALTIME, &ts);
+		id = ((uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec) ^
+			((uint64_t) getpid() << 40) ^ (++counter * 0x9E3779B97F4A7C15ull);
+	}
+	return id != 0 ? id : 1;
+}
+
 /* Makes the mapped page new: a free write mutex, nothing published. */
 static int
 init_shared(wc_db *db, wc_err *err)
@@ -102,6 +125,7 @@ init_shared(wc_db *db, wc_err *err)
 		return wc_err_sys(err, "could not initialise the write lock in \"LOCK\"");
 	}
 	db->shm->manifest_gen = 1;
+	db->shm->store_id = new_store_id();
 	db->shm->version = WC_SHARED_VERSION;
 	__atomic_store_n(&db->shm->magic, WC_SHARED_MAGIC, __ATOMIC_RELEASE);
 	return WC_OK;

@@ -29,7 +29,7 @@ static const uint8_t log_magic[8] = {'W', 'C', 'L', 'O', 'G', 0x0d, 0x0a, 0x1a};
  * and is read as it is */
 #define LOG_FORMAT_VERSION	2
 #define LOG_FORMAT_OLDEST	1
-#define LOG_RECORD_HEADER	9	/* crc, len, type */
+#define LOG_RECORD_HEADER	WC_LOG_RECORD_HEADER	/* crc, len, type */
 #define LOG_TYPE_BATCH		1
 #define LOG_MAX_RECORD		(UINT32_C(1) << 30)	/* a larger len is damage */
 

@@ -17,6 +17,9 @@
 
 /* Size of the file header; the first record starts here. */
 #define WC_LOG_HEADER_SIZE	32
+/* A record's frame before its payload (crc, len, type): a payload at offset off
+ * belongs to the record starting at off - WC_LOG_RECORD_HEADER. */
+#define WC_LOG_RECORD_HEADER	9
 
 /* Creates dir/name holding only a header for log number; fsyncs file and dir. */
 int			wc_log_create(const char *dir, const char *name, uint64_t number, wc_err *err);

@@ -14,10 +14,17 @@
  *   | next[height] | row bytes | qual bytes | val bytes
  * or, when the value stays in the memtable's mapping (a log's pages, shared by
  * every process: wc_memtable_set_mapping), shared = 1 and
- *   ... | next[height] | val pointer | row bytes | qual bytes
+ *   ... | next[height] | val offset in the mapping | row bytes | qual bytes
  * The key bytes are always in the node: a search compares them, the value is
  * only read once found.  A wc_cell view of a node is built on the stack for
  * each wc_cell_cmp, and in the iterator for cell().
+ *
+ * The skiplist itself (mt_core: head, height, statistics) lives in the arena,
+ * which is this process's memory, or a shared log's (shmt.h): then processes
+ * share it, one adding entries at a time under the log's lock while the others
+ * read.  So links are published by release stores and read by acquire loads
+ * (plain moves on x86), a node is complete before it is linked, and the value
+ * of a node is an offset, read in each process's own mapping of the log.
  */
 #include "memtable.h"
 
@@ -28,6 +35,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "shmt.h"
 
 /* With branching 4, 12 levels keep searches logarithmic up to ~16M entries. */
 #define MT_MAX_HEIGHT		12
@@ -61,20 +69,9 @@ typedef struct mt_node
 	struct mt_node *next[];		/* height entries, level 0 first */
 } mt_node;
 
-struct wc_memtable
+/* The skiplist, in the arena (shared with other processes for a shared log). */
+typedef struct mt_core
 {
-	int			refs;
-
-	wc_mapping *map;			/* values may stay here (referenced); or NULL */
-
-	/* arena */
-	mt_chunk   *chunks;			/* every chunk, newest first */
-	uint8_t    *cur;			/* free space of the current shared chunk */
-	size_t		avail;
-	size_t		next_chunk;		/* size of the next shared chunk */
-	size_t		bytes;			/* malloc'd for chunks, headers included */
-
-	/* skiplist */
 	mt_node    *head;			/* MT_MAX_HEIGHT levels, no cell */
 	int			height;			/* levels in use, >= 1 */
 	uint64_t	rng;			/* xorshift state: deterministic heights */
@@ -87,11 +84,30 @@ struct wc_memtable
 	mt_node    *last;
 	mt_node    *last_prev[MT_MAX_HEIGHT];
 
-	/* statistics */
+	/* statistics (read by other processes as hints: relaxed atomics) */
 	uint64_t	count;
 	int64_t		ts_min;
 	int64_t		ts_max;
-	bool		range_tombstones;
+	uint32_t	range_tombstones;
+	uint64_t	entry_bytes;	/* of its nodes */
+} mt_core;
+
+struct wc_memtable
+{
+	int			refs;
+
+	wc_mapping *map;			/* values may stay here (referenced); or NULL */
+	size_t		map_limit;		/* ... within its first map_limit bytes */
+	mt_core    *core;
+	wc_shlog   *shl;			/* the arena is this shared log's (referenced), or NULL */
+	bool		idempotent;		/* an entry already there is not added again */
+
+	/* this process's arena (when shl is NULL) */
+	mt_chunk   *chunks;			/* every chunk, newest first */
+	uint8_t    *cur;			/* free space of the current shared chunk */
+	size_t		avail;
+	size_t		next_chunk;		/* size of the next shared chunk */
+	size_t		bytes;			/* malloc'd for chunks, headers included */
 };
 
 typedef struct mt_iter
@@ -203,16 +219,38 @@ arena_alloc(wc_memtable *mt, size_t size)
 
 /* ---------------------------------------------------------------- skiplist */
 
-/* Fills *c with a view of node n. */
+static inline mt_node *
+next_of(const mt_node *n, int level)
+{
+	return __atomic_load_n(&n->next[level], __ATOMIC_ACQUIRE);
+}
+
+static inline int
+height_of(const mt_core *k)
+{
+	return __atomic_load_n(&k->height, __ATOMIC_ACQUIRE);
+}
+
+/* size bytes for a node of mt, in its arena or its shared log's; NULL: no room */
+static void *
+mt_alloc(wc_memtable *mt, size_t size)
+{
+	return mt->shl != NULL ? wc_shlog_alloc(mt->shl, size) : arena_alloc(mt, size);
+}
+
+/* Fills *c with a view of node n of mt. */
 static inline void
-node_cell(const mt_node *n, wc_cell *c)
+node_cell(const wc_memtable *mt, const mt_node *n, wc_cell *c)
 {
 	const uint8_t *p = (const uint8_t *) &n->next[n->height];
 
 	if (n->shared)
 	{
-		memcpy(&c->val, p, sizeof(c->val));
-		p += sizeof(c->val);
+		uint64_t	off;
+
+		memcpy(&off, p, sizeof(off));
+		c->val = mt->map->addr + off;
+		p += sizeof(off);
 	}
 	c->row = p;
 	c->row_len = n->row_len;
@@ -227,24 +265,24 @@ node_cell(const mt_node *n, wc_cell *c)
 }
 
 static inline int
-node_cmp(const mt_node *n, const wc_cell *key)
+node_cmp(const wc_memtable *mt, const mt_node *n, const wc_cell *key)
 {
 	wc_cell		c;
 
-	node_cell(n, &c);
+	node_cell(mt, n, &c);
 	return wc_cell_cmp(&c, key);
 }
 
 static int
-random_height(wc_memtable *mt)
+random_height(mt_core *k)
 {
-	uint64_t	x = mt->rng;
+	uint64_t	x = k->rng;
 	int			h = 1;
 
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
-	mt->rng = x;
+	k->rng = x;
 	/* each level is kept with probability 1/4: two bits a level */
 	while (h < MT_MAX_HEIGHT && (x & 3) == 0)
 	{
@@ -261,15 +299,15 @@ random_height(wc_memtable *mt)
 static mt_node *
 find_ge(const wc_memtable *mt, const wc_cell *key, mt_node **prev)
 {
-	mt_node    *x = mt->head;
+	mt_node    *x = mt->core->head;
 	mt_node    *known_ge = NULL;	/* a node already compared >= key */
-	int			level = mt->height - 1;
+	int			level = height_of(mt->core) - 1;
 
 	for (;;)
 	{
-		mt_node    *next = x->next[level];
+		mt_node    *next = next_of(x, level);
 
-		if (next != NULL && next != known_ge && node_cmp(next, key) < 0)
+		if (next != NULL && next != known_ge && node_cmp(mt, next, key) < 0)
 			x = next;
 		else
 		{
@@ -283,31 +321,125 @@ find_ge(const wc_memtable *mt, const wc_cell *key, mt_node **prev)
 	}
 }
 
+/* Makes mt's skiplist in its arena; false when out of memory. */
+static bool
+core_make(wc_memtable *mt)
+{
+	size_t		head_size = offsetof(mt_node, next) + MT_MAX_HEIGHT * sizeof(mt_node *);
+	mt_core    *k = mt_alloc(mt, sizeof(mt_core));
+	mt_node    *head = k != NULL ? mt_alloc(mt, head_size) : NULL;
+
+	if (head == NULL)
+		return false;
+	memset(k, 0, sizeof(mt_core));
+	memset(head, 0, head_size);
+	head->height = MT_MAX_HEIGHT;
+	k->head = head;
+	k->height = 1;
+	k->rng = UINT64_C(0x9e3779b97f4a7c15);
+	k->ts_min = INT64_MAX;
+	k->ts_max = INT64_MIN;
+	for (int i = 0; i < MT_MAX_HEIGHT; i++)
+		k->last_prev[i] = head;
+	mt->core = k;
+	return true;
+}
+
+static void
+arena_free(wc_memtable *mt)
+{
+	mt_chunk   *c = mt->chunks;
+
+	while (c != NULL)
+	{
+		mt_chunk   *next = c->next;
+
+		spare_put(c);
+		c = next;
+	}
+	mt->chunks = NULL;
+}
+
 wc_memtable *
 wc_memtable_new(void)
 {
 	wc_memtable *mt = calloc(1, sizeof(wc_memtable));
-	size_t		head_size = offsetof(mt_node, next) + MT_MAX_HEIGHT * sizeof(mt_node *);
 
 	if (mt == NULL)
 		return NULL;
 	mt->refs = 1;
 	mt->next_chunk = MT_CHUNK_MIN;
-	mt->height = 1;
-	mt->rng = UINT64_C(0x9e3779b97f4a7c15);
-	mt->ts_min = INT64_MAX;
-	mt->ts_max = INT64_MIN;
-	mt->head = arena_alloc(mt, head_size);
-	if (mt->head == NULL)
+	if (!core_make(mt))
 	{
+		arena_free(mt);
 		free(mt);
 		return NULL;
 	}
-	memset(mt->head, 0, head_size);
-	mt->head->height = MT_MAX_HEIGHT;
-	for (int i = 0; i < MT_MAX_HEIGHT; i++)
-		mt->last_prev[i] = mt->head;
 	return mt;
+}
+
+/* A handle of this process on shl's memtable core, reading values in map. */
+static wc_memtable *
+shared_handle(wc_shlog *shl, wc_mapping *map)
+{
+	wc_memtable *mt = calloc(1, sizeof(wc_memtable));
+	size_t		limit = wc_shlog_map_len(shl);
+
+	if (mt == NULL)
+		return NULL;
+	mt->refs = 1;
+	mt->shl = shl;
+	wc_shlog_ref(shl);
+	mt->idempotent = true;
+	if (map != NULL)
+	{
+		wc_mapping_ref(map);
+		mt->map = map;
+		mt->map_limit = map->len < limit ? map->len : limit;
+	}
+	return mt;
+}
+
+wc_memtable *
+wc_memtable_new_shared(wc_shlog *shl, const char *family, wc_mapping *map, wc_err *err)
+{
+	wc_memtable *mt = shared_handle(shl, map);
+
+	if (mt == NULL)
+	{
+		wc_err_set(err, WC_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (!core_make(mt) || wc_shlog_add_family(shl, family, mt->core) != WC_OK)
+	{
+		/* what was allocated stays in the arena, unreachable */
+		wc_memtable_unref(mt);
+		wc_err_set(err, WC_NOMEM, "no room left for shared memtables");
+		return NULL;
+	}
+	return mt;
+}
+
+wc_memtable *
+wc_memtable_attach_shared(wc_shlog *shl, void *core, wc_mapping *map)
+{
+	wc_memtable *mt = shared_handle(shl, map);
+
+	if (mt != NULL)
+		mt->core = core;
+	return mt;
+}
+
+bool
+wc_memtable_is_shared(const wc_memtable *mt)
+{
+	return mt->shl != NULL;
+}
+
+void
+wc_memtable_set_idempotent(wc_memtable *mt)
+{
+	mt->idempotent = true;
 }
 
 void
@@ -319,18 +451,11 @@ wc_memtable_ref(wc_memtable *mt)
 void
 wc_memtable_unref(wc_memtable *mt)
 {
-	mt_chunk   *c;
-
 	if (mt == NULL || --mt->refs > 0)
 		return;
-	c = mt->chunks;
-	while (c != NULL)
-	{
-		mt_chunk   *next = c->next;
-
-		spare_put(c);
-		c = next;
-	}
+	arena_free(mt);
+	if (mt->shl != NULL)
+		wc_shlog_unref(mt->shl, false);
 	wc_mapping_unref(mt->map);
 	free(mt);
 }
@@ -342,22 +467,68 @@ wc_memtable_set_mapping(wc_memtable *mt, wc_mapping *m)
 		wc_mapping_ref(m);
 	wc_mapping_unref(mt->map);
 	mt->map = m;
+	mt->map_limit = m != NULL ? m->len : 0;
+}
+
+wc_memtable *
+wc_memtable_copy(wc_memtable *src, wc_err *err)
+{
+	wc_memtable *mt = wc_memtable_new();
+
+	if (mt == NULL)
+	{
+		wc_err_set(err, WC_NOMEM, "out of memory");
+		return NULL;
+	}
+	wc_memtable_set_mapping(mt, src->map);
+	mt->map_limit = src->map_limit;
+	mt->idempotent = true;
+	for (mt_node *n = next_of(src->core->head, 0); n != NULL; n = next_of(n, 0))
+	{
+		wc_cell		c;
+
+		node_cell(src, n, &c);
+		if (wc_memtable_add(mt, &c, err) != WC_OK)
+		{
+			wc_memtable_unref(mt);
+			return NULL;
+		}
+	}
+	return mt;
 }
 
 int
 wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 {
+	mt_core    *k = mt->core;
 	mt_node    *prev[MT_MAX_HEIGHT];
 	mt_node    *node;
 	uint8_t    *p;
-	int			h = random_height(mt);
-	size_t		links = offsetof(mt_node, next) + (size_t) h * sizeof(mt_node *);
+	int			h,
+				height = k->height;
+	size_t		links;
 	bool		shared = mt->map != NULL && c->val_len >= WC_MEMTABLE_SHARED_MIN &&
-		wc_mapping_holds(mt->map, c->val, c->val_len);
-	size_t		size = links + (size_t) c->row_len + c->qual_len +
-		(shared ? sizeof(c->val) : c->val_len);
+		wc_mapping_holds(mt->map, c->val, c->val_len) &&
+		(size_t) (c->val - mt->map->addr) + c->val_len <= mt->map_limit;
+	size_t		size;
 
-	node = arena_alloc(mt, size);
+	if (k->last != NULL && node_cmp(mt, k->last, c) < 0 &&
+		(k->last->next[0] == NULL || node_cmp(mt, k->last->next[0], c) > 0))
+	{
+		/* right after the last insert: its recorded predecessors are ours */
+		memcpy(prev, k->last_prev, sizeof(prev[0]) * height);
+	}
+	else
+	{
+		node = find_ge(mt, c, prev);
+		if (mt->idempotent && node != NULL && node_cmp(mt, node, c) == 0)
+			return WC_OK;		/* added before (by another process, or before a copy) */
+	}
+
+	h = random_height(k);
+	links = offsetof(mt_node, next) + (size_t) h * sizeof(mt_node *);
+	size = links + (size_t) c->row_len + c->qual_len + (shared ? sizeof(uint64_t) : c->val_len);
+	node = mt_alloc(mt, size);
 	if (node == NULL)
 		return wc_err_set(err, WC_NOMEM, "out of memory for a memtable entry of %zu bytes", size);
 
@@ -372,8 +543,10 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 	p = (uint8_t *) node + links;
 	if (shared)
 	{
-		memcpy(p, &c->val, sizeof(c->val));
-		p += sizeof(c->val);
+		uint64_t	off = (uint64_t) (c->val - mt->map->addr);
+
+		memcpy(p, &off, sizeof(off));
+		p += sizeof(off);
 	}
 	if (c->row_len > 0)
 		memcpy(p, c->row, c->row_len);
@@ -384,49 +557,42 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 	if (!shared && c->val_len > 0)
 		memcpy(p, c->val, c->val_len);
 
-	if (mt->last != NULL && node_cmp(mt->last, c) < 0 &&
-		(mt->last->next[0] == NULL || node_cmp(mt->last->next[0], c) > 0))
-	{
-		/* right after the last insert: its recorded predecessors are ours */
-		memcpy(prev, mt->last_prev, sizeof(prev[0]) * mt->height);
-	}
-	else
-		(void) find_ge(mt, c, prev);
-	for (int i = mt->height; i < h; i++)
-		prev[i] = mt->head;
-	if (h > mt->height)
-		mt->height = h;
+	for (int i = height; i < h; i++)
+		prev[i] = k->head;
 
+	/* complete before it is reachable: readers of other processes follow links */
 	for (int i = 0; i < h; i++)
-	{
 		node->next[i] = prev[i]->next[i];
-		prev[i]->next[i] = node;
-	}
+	for (int i = 0; i < h; i++)
+		__atomic_store_n(&prev[i]->next[i], node, __ATOMIC_RELEASE);
+	if (h > height)
+		__atomic_store_n(&k->height, h, __ATOMIC_RELEASE);
 
 	/* an entry right after this node has it as predecessor below its height */
-	mt->last = node;
+	k->last = node;
 	for (int i = 0; i < h; i++)
-		mt->last_prev[i] = node;
-	for (int i = h; i < mt->height; i++)
-		mt->last_prev[i] = prev[i];
+		k->last_prev[i] = node;
+	for (int i = h; i < k->height; i++)
+		k->last_prev[i] = prev[i];
 
-	mt->count++;
+	__atomic_store_n(&k->count, k->count + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&k->entry_bytes, k->entry_bytes + size, __ATOMIC_RELAXED);
 	if (c->type == WC_TYPE_PUT || c->type == WC_TYPE_DEL_VERSION)
 	{
-		if (c->ts < mt->ts_min)
-			mt->ts_min = c->ts;
-		if (c->ts > mt->ts_max)
-			mt->ts_max = c->ts;
+		if (c->ts < k->ts_min)
+			__atomic_store_n(&k->ts_min, c->ts, __ATOMIC_RELAXED);
+		if (c->ts > k->ts_max)
+			__atomic_store_n(&k->ts_max, c->ts, __ATOMIC_RELAXED);
 	}
 	else if (c->type == WC_TYPE_DEL_COLUMN || c->type == WC_TYPE_DEL_FAMILY)
-		mt->range_tombstones = true;
+		__atomic_store_n(&k->range_tombstones, 1, __ATOMIC_RELAXED);
 	return WC_OK;
 }
 
 uint64_t
 wc_memtable_count(const wc_memtable *mt)
 {
-	return mt->count;
+	return __atomic_load_n(&mt->core->count, __ATOMIC_RELAXED);
 }
 
 size_t
@@ -435,22 +601,29 @@ wc_memtable_bytes(const wc_memtable *mt)
 	return mt->bytes;
 }
 
+size_t
+wc_memtable_size(const wc_memtable *mt)
+{
+	return mt->shl != NULL ? (size_t) __atomic_load_n(&mt->core->entry_bytes, __ATOMIC_RELAXED) :
+		mt->bytes;
+}
+
 int64_t
 wc_memtable_ts_min(const wc_memtable *mt)
 {
-	return mt->ts_min;
+	return __atomic_load_n(&mt->core->ts_min, __ATOMIC_RELAXED);
 }
 
 int64_t
 wc_memtable_ts_max(const wc_memtable *mt)
 {
-	return mt->ts_max;
+	return __atomic_load_n(&mt->core->ts_max, __ATOMIC_RELAXED);
 }
 
 bool
 wc_memtable_has_range_tombstones(const wc_memtable *mt)
 {
-	return mt->range_tombstones;
+	return __atomic_load_n(&mt->core->range_tombstones, __ATOMIC_RELAXED) != 0;
 }
 
 /* ---------------------------------------------------------------- iterator */
@@ -460,7 +633,7 @@ mt_iter_set(mt_iter *mi, mt_node *node)
 {
 	mi->node = node;
 	if (node != NULL)
-		node_cell(node, &mi->cell);
+		node_cell(mi->mt, node, &mi->cell);
 }
 
 static void
@@ -468,7 +641,7 @@ mt_iter_seek_first(wc_iter *it)
 {
 	mt_iter    *mi = (mt_iter *) it;
 
-	mt_iter_set(mi, mi->mt->head->next[0]);
+	mt_iter_set(mi, next_of(mi->mt->core->head, 0));
 }
 
 static void
@@ -485,7 +658,7 @@ static void
 mt_iter_seek_row_before(wc_iter *it, const wc_cell *target)
 {
 	mt_iter    *mi = (mt_iter *) it;
-	mt_node    *x = mi->mt->head;
+	mt_node    *x = mi->mt->core->head;
 	wc_cell		start;
 
 	if (target != NULL)
@@ -497,11 +670,11 @@ mt_iter_seek_row_before(wc_iter *it, const wc_cell *target)
 	}
 	else
 	{
-		for (int level = mi->mt->height - 1; level >= 0; level--)
-			while (x->next[level] != NULL)
-				x = x->next[level];
+		for (int level = height_of(mi->mt->core) - 1; level >= 0; level--)
+			while (next_of(x, level) != NULL)
+				x = next_of(x, level);
 	}
-	if (x == mi->mt->head)
+	if (x == mi->mt->core->head)
 	{
 		mt_iter_set(mi, NULL);
 		return;
@@ -518,7 +691,7 @@ mt_iter_next(wc_iter *it)
 	mt_iter    *mi = (mt_iter *) it;
 
 	if (mi->node != NULL)
-		mt_iter_set(mi, mi->node->next[0]);
+		mt_iter_set(mi, next_of(mi->node, 0));
 }
 
 static bool

@@ -1,9 +1,12 @@
 /*
  * memtable.h -- the in-memory sorted table of one family (a skiplist in an arena).
  *
- * Each process keeps its own memtables, rebuilt from the shared log (DESIGN.md),
- * and a write batch keeps one per family for its pending entries.  Single-threaded:
- * no locks.  Entries are never removed; the memory is freed with the memtable.
+ * A process keeps memtables of the live logs, rebuilt from the shared logs
+ * (DESIGN.md), either its own or, with a region of shared memtables (shmt.h),
+ * handles on memtables in shared memory that every process reads and one at a
+ * time adds to, under the log's lock; and a write batch keeps one per family for
+ * its pending entries.  A handle is single-threaded.  Entries are never removed;
+ * the memory is freed with the memtable (a shared one's with its log's slot).
  * Iterators stay valid while entries are added (they may or may not see them).
  */
 #ifndef WC_MEMTABLE_H
@@ -13,6 +16,7 @@
 #include "iter.h"
 
 typedef struct wc_memtable wc_memtable;
+struct wc_shlog;
 
 /* A new empty memtable with one reference; NULL when out of memory. */
 wc_memtable *wc_memtable_new(void);
@@ -30,14 +34,36 @@ void		wc_memtable_unref(wc_memtable *mt);
 void		wc_memtable_set_mapping(wc_memtable *mt, wc_mapping *m);
 
 /*
+ * A shared memtable of family in shl's arena, published in shl, and this
+ * process's handle on it, reading values in map (this process's mapping of the
+ * log); caller holds shl's lock.  NULL with WC_NOMEM when there is no room.
+ */
+wc_memtable *wc_memtable_new_shared(struct wc_shlog *shl, const char *family, wc_mapping *map,
+									wc_err *err);
+/* A handle on core, a family's shared memtable of shl (wc_shlog_families); NULL
+ * when out of memory. */
+wc_memtable *wc_memtable_attach_shared(struct wc_shlog *shl, void *core, wc_mapping *map);
+bool		wc_memtable_is_shared(const wc_memtable *mt);
+/* A private copy of src's entries (idempotent, same mapping); NULL with err set. */
+wc_memtable *wc_memtable_copy(wc_memtable *src, wc_err *err);
+/* From now on an entry equal to one already there (rowkey, qualifier, ts, seq,
+ * type) is not added again: for entries a log's records may give twice. */
+void		wc_memtable_set_idempotent(wc_memtable *mt);
+
+/*
  * Adds c: its rowkey and qualifier copied in, its value too unless it lies in the
- * memtable's mapping (above).  WC_OK or WC_NOMEM (err filled).
+ * memtable's mapping (above).  WC_OK or WC_NOMEM (err filled).  To a shared
+ * memtable only under its log's lock.
  */
 int			wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err);
 
 uint64_t	wc_memtable_count(const wc_memtable *mt);
-/* Bytes of this process's memory used (arena; values left in a mapping are not counted). */
+/* Bytes of this process's memory used (arena; values left in a mapping, and a
+ * shared memtable's entries, are not counted). */
 size_t		wc_memtable_bytes(const wc_memtable *mt);
+/* Bytes it takes wherever it is: this process's arena, or its entries' in a
+ * shared one (for estimates). */
+size_t		wc_memtable_size(const wc_memtable *mt);
 /* ts range of PUT and DEL_VERSION entries (INT64_MAX/INT64_MIN when none). */
 int64_t		wc_memtable_ts_min(const wc_memtable *mt);
 int64_t		wc_memtable_ts_max(const wc_memtable *mt);

@@ -114,6 +114,7 @@ wc_db_log_free(wc_logmem *lm)
 	for (int i = 0; i < lm->nmem; i++)
 		wc_memtable_unref(lm->mem[i].mt);
 	free(lm->mem);
+	wc_shlog_unref(lm->shl, lm->dead);	/* memtables still referenced keep it */
 	wc_mapping_unref(lm->map);	/* memtables still referenced keep it */
 	for (int i = 0; i < lm->nheld; i++)
 		free(lm->held[i].payload);
@@ -143,9 +144,14 @@ log_map_len(const wc_db *db)
 	return len;
 }
 
-/* Opens log number, positioned at its first record, with nothing applied. */
+static int	logmem_sync_families(wc_db *db, wc_logmem *lm, wc_err *err);
+
+/*
+ * Opens log number, positioned at its first record, with nothing applied; with
+ * share, its memtables are the shared ones when there is a region (shmt.h).
+ */
 static int
-logmem_open(wc_db *db, uint64_t number, wc_logmem **out, wc_err *err)
+logmem_open(wc_db *db, uint64_t number, bool share, wc_logmem **out, wc_err *err)
 {
 	wc_logmem  *lm = calloc(1, sizeof(wc_logmem));
 	char		name[32];
@@ -175,6 +181,9 @@ logmem_open(wc_db *db, uint64_t number, wc_logmem **out, wc_err *err)
 		else if (lm->map != NULL)
 			wc_log_reader_set_map(lm->reader, lm->map->addr, lm->map->len);
 	}
+	if (rc == WC_OK && share && lm->map != NULL && wc_shmt_enabled() &&
+		(lm->shl = wc_shlog_get(db->shm->store_id, number, lm->map->len)) != NULL)
+		rc = logmem_sync_families(db, lm, err);
 	if (rc != WC_OK)
 	{
 		wc_db_log_free(lm);
@@ -276,7 +285,7 @@ load_manifest(wc_db *db, wc_err *err)
 				}
 			if (logs[i] == NULL)
 			{
-				rc = logmem_open(db, m.logs[i], &logs[i], err);
+				rc = logmem_open(db, m.logs[i], true, &logs[i], err);
 				if (rc == WC_NOT_FOUND)
 					vanished = true;
 			}
@@ -331,7 +340,10 @@ load_manifest(wc_db *db, wc_err *err)
 				if (logs[i] == db->logs[j])
 					kept = true;
 			if (!kept)
+			{
+				db->logs[j]->dead = true;	/* flushed: its shared memtables go */
 				wc_db_log_free(db->logs[j]);
+			}
 		}
 		free(db->logs);
 		db->logs = logs;
@@ -353,22 +365,95 @@ load_manifest(wc_db *db, wc_err *err)
 
 /* ---------------------------------------------------------------- log replay */
 
+/* Adds a handle on each family some process added to lm's slot since last time. */
+static int
+logmem_sync_families(wc_db *db, wc_logmem *lm, wc_err *err)
+{
+	int			i = 0;
+
+	for (const wc_shfam *f = wc_shlog_families(lm->shl); f != NULL; f = f->next, i++)
+	{
+		wc_fammem  *fm;
+
+		if (i < lm->nmem)
+			continue;			/* handles follow the slot's order */
+		if (!wc_array_reserve(&lm->mem, &lm->mem_cap, (size_t) lm->nmem + 1, sizeof(wc_fammem)))
+			return wc_err_set(err, WC_NOMEM, "out of memory");
+		fm = &lm->mem[lm->nmem];
+		memset(fm, 0, sizeof(wc_fammem));
+		snprintf(fm->family, sizeof(fm->family), "%s", f->name);
+		if ((fm->mt = wc_memtable_attach_shared(lm->shl, f->core, lm->map)) == NULL)
+			return wc_err_set(err, WC_NOMEM, "out of memory");
+		lm->nmem++;
+		if (!lm->for_flush)
+			db->dirty = true;	/* versions from now on read it */
+	}
+	return WC_OK;
+}
+
+/*
+ * lm's slot had no room for a record: go on with private copies of its
+ * memtables, which take entries given twice once (the copy may hold part of a
+ * record, or records this process has not read yet).
+ */
+static int
+logmem_unshare(wc_db *db, wc_logmem *lm, wc_err *err)
+{
+	int			rc;
+
+	if ((rc = logmem_sync_families(db, lm, err)) != WC_OK)
+		return rc;
+	for (int i = 0; i < lm->nmem; i++)
+	{
+		wc_memtable *copy = wc_memtable_copy(lm->mem[i].mt, err);
+
+		if (copy == NULL)
+			return err->code;
+		wc_memtable_unref(lm->mem[i].mt);	/* versions keep theirs */
+		lm->mem[i].mt = copy;
+	}
+	wc_shlog_unref(lm->shl, false);
+	lm->shl = NULL;
+	if (!lm->for_flush)
+		db->dirty = true;
+	return WC_OK;
+}
+
 static wc_memtable *
-logmem_family(wc_logmem *lm, const uint8_t *fam, uint32_t fam_len, wc_err *err)
+logmem_family(wc_db *db, wc_logmem *lm, const uint8_t *fam, uint32_t fam_len, wc_err *err)
 {
 	wc_fammem  *fm;
 
 	for (int i = 0; i < lm->nmem; i++)
 		if (strlen(lm->mem[i].family) == fam_len && memcmp(lm->mem[i].family, fam, fam_len) == 0)
 			return lm->mem[i].mt;
+	if (lm->shl != NULL)
+	{
+		/* made by another process since (we hold the slot's lock) */
+		int			had = lm->nmem;
+
+		if (logmem_sync_families(db, lm, err) != WC_OK)
+			return NULL;
+		for (int i = had; i < lm->nmem; i++)
+			if (strlen(lm->mem[i].family) == fam_len && memcmp(lm->mem[i].family, fam, fam_len) == 0)
+				return lm->mem[i].mt;
+	}
 	if (!wc_array_reserve(&lm->mem, &lm->mem_cap, (size_t) lm->nmem + 1, sizeof(wc_fammem)))
 		goto oom;
 	fm = &lm->mem[lm->nmem];
 	memset(fm, 0, sizeof(wc_fammem));
 	memcpy(fm->family, fam, fam_len);
-	if ((fm->mt = wc_memtable_new()) == NULL)
-		goto oom;
-	wc_memtable_set_mapping(fm->mt, lm->map);
+	if (lm->shl != NULL)
+	{
+		if ((fm->mt = wc_memtable_new_shared(lm->shl, fm->family, lm->map, err)) == NULL)
+			return NULL;
+	}
+	else
+	{
+		if ((fm->mt = wc_memtable_new()) == NULL)
+			goto oom;
+		wc_memtable_set_mapping(fm->mt, lm->map);
+	}
 	lm->nmem++;
 	return fm->mt;
 
@@ -377,8 +462,12 @@ oom:
 	return NULL;
 }
 
-int
-wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, wc_err *err)
+/*
+ * The entries of one batch, positioned in rd, into lm's memtables (insert) or
+ * only into the handle's bookkeeping (another process added them).
+ */
+static int
+apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, bool insert, wc_err *err)
 {
 	wc_batch_reader r = *rd;
 	wc_batch_entry e;
@@ -394,9 +483,9 @@ wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, wc_err 
 				lm->trunc = e.cell.seq;
 			continue;
 		}
-		else
+		else if (insert)
 		{
-			wc_memtable *mt = logmem_family(lm, e.fam, e.fam_len, err);
+			wc_memtable *mt = logmem_family(db, lm, e.fam, e.fam_len, err);
 
 			if (mt == NULL)
 				return err->code;
@@ -412,6 +501,62 @@ wc_db_apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, wc_err 
 		db->applied_seq = r.seq_base + r.count - 1;
 	db->dirty = true;
 	return WC_OK;
+}
+
+/* Marks the record whose payload lies at off..end of lm's log done in its slot:
+ * applied, or aborted (0 = unknown offset: not marked). */
+static void
+mark_done(wc_logmem *lm, uint64_t off, uint64_t end)
+{
+	if (lm->shl == NULL || off < WC_LOG_HEADER_SIZE + WC_LOG_RECORD_HEADER)
+		return;
+	wc_shlog_lock(lm->shl);
+	wc_shlog_mark_done(lm->shl, off - WC_LOG_RECORD_HEADER, end);
+	wc_shlog_unlock(lm->shl);
+}
+
+int
+wc_db_apply_readers(wc_db *db, wc_logmem *lm, const wc_batch_reader *rs, int n, uint64_t off,
+					uint64_t end, wc_err *err)
+{
+	wc_shlog   *s = lm->shl;
+	bool		known = off >= WC_LOG_HEADER_SIZE + WC_LOG_RECORD_HEADER;
+	bool		insert = true;
+	int			rc = WC_OK;
+
+	if (s != NULL)
+	{
+		wc_shlog_lock(s);
+		if (wc_shlog_failed(s))
+		{
+			wc_shlog_unlock(s);
+			if ((rc = logmem_unshare(db, lm, err)) != WC_OK)
+				return rc;
+			s = NULL;
+		}
+		else if (known && wc_shlog_done(s, end))
+			insert = false;
+	}
+	for (int i = 0; i < n && rc == WC_OK; i++)
+		rc = apply_entries(db, lm, &rs[i], insert, err);
+	if (s == NULL)
+		return rc;
+	if (rc == WC_OK && known)
+		wc_shlog_mark_done(s, off - WC_LOG_RECORD_HEADER, end);
+	else if (rc == WC_NOMEM && insert)
+		wc_shlog_set_failed(s); /* no room: everyone goes on with copies */
+	wc_shlog_unlock(s);
+	if (rc == WC_OK)
+		return logmem_sync_families(db, lm, err);
+	if (rc != WC_NOMEM || !insert)
+		return rc;
+	/* what this record added stays in the copy; the rest is added to it */
+	wc_err_clear(err);
+	if ((rc = logmem_unshare(db, lm, err)) != WC_OK)
+		return rc;
+	for (int i = 0; i < n && rc == WC_OK; i++)
+		rc = apply_entries(db, lm, &rs[i], true, err);
+	return rc;
 }
 
 int
@@ -522,10 +667,14 @@ apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, uint
 		wc_mapping_holds(lm->map, lm->map->addr + off, len))
 		payload = lm->map->addr + off;
 	if (wc_ingest_is_record(payload, len))
-		return apply_ingest(db, lm, payload, len, err);
+	{
+		if ((rc = apply_ingest(db, lm, payload, len, err)) == WC_OK && off != 0)
+			mark_done(lm, off, off + len);
+		return rc;
+	}
 	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
 		return rc;
-	return wc_db_apply_entries(db, lm, &r, err);
+	return wc_db_apply_readers(db, lm, &r, 1, off, off + len, err);
 }
 
 /*
@@ -643,6 +792,8 @@ replay(wc_db *db, wc_logmem *lm, uint64_t until, bool wait, wc_err *err)
 		if (rc == WC_OK && state == WC_TXN_COMMITTED)
 			rc = apply_committed(db, lm, r.tag, r.seq_base, r.seq_base + r.count - 1,
 								 payload, len, end - len, err);
+		else if (rc == WC_OK && state == WC_TXN_ABORTED)
+			mark_done(lm, end - len, end);
 		else if (rc == WC_OK && state == WC_TXN_IN_PROGRESS)
 		{
 			rc = wc_db_hold(lm, r.tag, r.seq_base, r.seq_base + r.count - 1, payload, len,
@@ -671,7 +822,7 @@ wc_db_load_log(wc_db *db, uint64_t number, bool wait, wc_logmem **out, wc_err *e
 	int			rc;
 
 	*out = NULL;
-	if ((rc = logmem_open(db, number, &lm, err)) != WC_OK)
+	if ((rc = logmem_open(db, number, false, &lm, err)) != WC_OK)
 		return rc;
 	lm->for_flush = true;
 	rc = replay(db, lm, UINT64_MAX, wait, err);
@@ -740,6 +891,8 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 								  lm->held[i].seq_hi, lm->held[i].payload, lm->held[i].len,
 								  lm->held[i].off, err)) != WC_OK)
 			return rc;			/* still held: a WC_NOT_FOUND is retried */
+		if (state == WC_TXN_ABORTED && lm->held[i].off != 0)
+			mark_done(lm, lm->held[i].off, lm->held[i].off + lm->held[i].len);
 		/* resolved: the view changes (a version built before still excluded it) */
 		db->dirty = true;
 		free(lm->held[i].payload);

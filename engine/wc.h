@@ -578,8 +578,8 @@ typedef struct wc_db_stats
 	uint64_t	file_cells;		/* entries in sorted files (before retention) */
 	uint64_t	file_bytes;
 	uint64_t	raw_bytes;
-	uint64_t	mem_cells;		/* entries in this process's memtables */
-	uint64_t	mem_bytes;
+	uint64_t	mem_cells;		/* entries in the memtables (this process's or shared) */
+	uint64_t	mem_bytes;		/* their size (of a shared one: its entries') */
 	uint64_t	log_bytes;		/* live log files */
 	uint64_t	distinct_rows_est;	/* an estimate of distinct rowkeys */
 } wc_db_stats;
@@ -587,7 +587,7 @@ typedef struct wc_db_stats
 /* Totals; family NULL = all families, else that family only. */
 int			wc_db_get_stats(wc_db *db, const char *family, wc_db_stats *stats, wc_err *err);
 
-/* The bytes of this process's memtables (wc_db_stats.mem_bytes alone, cheaply). */
+/* The bytes of this process's own memtables (shared ones not counted), cheaply. */
 uint64_t	wc_db_mem_bytes(const wc_db *db);
 
 /*
@@ -660,6 +660,41 @@ typedef struct wc_block_cache_stats
 
 /* Counts the slots of this process's cache (a walk over all of them). */
 void		wc_block_cache_get_stats(wc_block_cache_stats *stats);
+
+/* ---------------------------------------------------------------- shared memtables */
+
+/*
+ * Memtables of live logs in memory that processes share (DESIGN.md, "Shared
+ * memtables"): the unflushed writes of a store are indexed once, for every
+ * process that reads it, instead of once per process.  Optional; without a
+ * region every process keeps its own.  The region is the caller's, shared by
+ * every process that uses it and mapped at the same address in each
+ * (PostgreSQL's shared memory; or MAP_SHARED before fork); it must stay mapped as
+ * long as the process uses the engine.
+ *
+ * wc_shared_memtable_region_size: the bytes of region for about `bytes` of
+ * memtables (0 when that is too little: fewer than 4 chunks of 128 KiB).
+ * wc_shared_memtable_create: lays the region out (size bytes, 64-byte aligned)
+ * and makes it this process's; processes forked afterwards inherit it.  Call it
+ * before any store is opened, once per region.
+ * wc_shared_memtable_detach: this process stops using it (for tests).
+ */
+size_t		wc_shared_memtable_region_size(size_t bytes);
+int			wc_shared_memtable_create(void *region, size_t size, wc_err *err);
+void		wc_shared_memtable_detach(void);
+
+typedef struct wc_shared_memtable_stats
+{
+	uint64_t	chunks;			/* 0: no region */
+	uint64_t	chunk_bytes;
+	uint64_t	chunks_free;
+	uint64_t	logs;			/* logs with shared memtables */
+	uint64_t	logs_unused;	/* of those, kept for later: no process references them */
+	uint64_t	logs_failed;	/* of those, out of room: their users went on with copies */
+	uint64_t	evictions;		/* unused logs' memory taken for others */
+} wc_shared_memtable_stats;
+
+void		wc_shared_memtable_get_stats(wc_shared_memtable_stats *stats);
 
 /* ---------------------------------------------------------------- replicas */
 

@@ -157,13 +157,24 @@ apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8
 		free(payload);
 		return rc;
 	}
-	for (int i = 0; i < n && rc == WC_OK; i++)
 	{
-		wc_batch_reader r;
+		wc_batch_reader one,
+				   *rs = n == 1 ? &one : malloc(sizeof(wc_batch_reader) * (size_t) n);
+		size_t		total = hdr_len,
+					len;
 
-		wc_batch_reader_of(&r, batches[i], seq_base);
-		seq_base += r.count;
-		rc = wc_db_apply_entries(db, lm, &r, err);
+		if (rs == NULL)
+			return wc_err_set(err, WC_NOMEM, "out of memory");
+		for (int i = 0; i < n; i++)
+		{
+			wc_batch_reader_of(&rs[i], batches[i], seq_base);
+			seq_base += rs[i].count;
+			(void) wc_batch_entries(batches[i], &len);
+			total += len;
+		}
+		rc = wc_db_apply_readers(db, lm, rs, n, end - total, end, err);
+		if (rs != &one)
+			free(rs);
 	}
 	return rc;
 }

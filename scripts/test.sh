@@ -4,7 +4,8 @@
 # and a non-zero exit status when anything failed.  .ci/run runs exactly this.
 #
 #   1. installs what it needs (apt-get) if it is missing
-#   2. the engine's unit tests:            make -C engine check
+#   2. the engine's unit tests:            make -C engine check, and check-shared (again with
+#                                          shared memtables: two region sizes)
 #   3. the same under ASan + UBSan:        make -C engine check-asan,
 #      and the fuzz corpus replayed:        make -C engine fuzz-replay
 #   4. builds and installs the extension:  make && make install
@@ -143,6 +144,7 @@ echo "have: ${pkgs[*]}"
 
 # --- 2, 3. the engine
 engine_step engine check
+engine_step engine-shared check-shared
 if [ -n "$asan" ]; then
     engine_step engine-asan check-asan
 fi

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * cache.c
- *		  The block cache in shared memory: widecol_fdw.block_cache_size
+ *		  The block cache and the shared memtables in shared memory:
+ *		  widecol_fdw.block_cache_size and widecol_fdw.shared_memtable_size
  *
  * Every backend reading a sorted file decompresses the blocks it reads; the
  * engine's block cache (engine/cache.h) keeps decompressed blocks in memory
@@ -14,8 +15,17 @@
  * they decompress there; scans of every row and parallel scans do not use it
  * (engine/scan.c).  0 turns it off.
  *
+ * The unflushed writes of every widecol table (the memtables of its live
+ * logs) are indexed once for every backend in the same way, instead of once in
+ * each backend that reads the table (engine/shmt.h): a backend's memory then
+ * does not grow with the tables it reads, and a write another backend made is
+ * indexed by the first backend to read it, not by all of them.  When the
+ * region is full, a table's log goes on in the backends' own memory, as
+ * without it.
+ *
  * Shared memory is reinitialised after a backend dies abnormally, which also
- * releases the pins and spinlocks a dead backend held in the cache.
+ * releases the pins and spinlocks a dead backend held in the cache and the
+ * references it held on shared memtables.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,13 +38,14 @@
 
 #include "widecol_fdw.h"
 
-/* widecol_fdw.block_cache_size, kB */
+/* widecol_fdw.block_cache_size and widecol_fdw.shared_memtable_size, kB */
 int			wcfdw_block_cache_kb = 131072;
+int			wcfdw_shared_memtable_kb = 131072;
 
 static shmem_request_hook_type wcfdw_prev_shmem_request = NULL;
 static shmem_startup_hook_type wcfdw_prev_shmem_startup = NULL;
 
-/* Bytes of shared memory the setting asks for (0: none) and 64 for alignment. */
+/* Bytes of shared memory each setting asks for (0: none) and 64 for alignment. */
 static Size
 wcfdw_cache_shmem_size(void)
 {
@@ -46,36 +57,62 @@ wcfdw_cache_shmem_size(void)
 	return size > 0 ? add_size(size, 64) : 0;
 }
 
+static Size
+wcfdw_memtables_shmem_size(void)
+{
+	size_t		size;
+
+	if (wcfdw_shared_memtable_kb <= 0)
+		return 0;
+	size = wc_shared_memtable_region_size((size_t) wcfdw_shared_memtable_kb * 1024);
+	return size > 0 ? add_size(size, 64) : 0;
+}
+
 static void
 wcfdw_cache_shmem_request(void)
 {
 	if (wcfdw_prev_shmem_request)
 		wcfdw_prev_shmem_request();
 	RequestAddinShmemSpace(wcfdw_cache_shmem_size());
+	RequestAddinShmemSpace(wcfdw_memtables_shmem_size());
 }
 
 static void
 wcfdw_cache_shmem_startup(void)
 {
 	Size		size = wcfdw_cache_shmem_size();
+	Size		mt_size = wcfdw_memtables_shmem_size();
 	bool		found;
 	char	   *region;
 	wc_err		err;
 
 	if (wcfdw_prev_shmem_startup)
 		wcfdw_prev_shmem_startup();
-	if (size == 0)
-		return;
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	region = ShmemInitStruct("widecol_fdw block cache", size, &found);
 	/* laid out by the postmaster, at every (re)initialisation of shared memory */
-	if (!found)
+	if (size > 0)
 	{
-		region = (char *) TYPEALIGN(64, region);
-		wc_err_clear(&err);
-		if (wc_block_cache_create(region, size - 64, &err) != WC_OK)
-			ereport(WARNING,
-					(errmsg("widecol_fdw block cache not set up: %s", err.msg)));
+		region = ShmemInitStruct("widecol_fdw block cache", size, &found);
+		if (!found)
+		{
+			region = (char *) TYPEALIGN(64, region);
+			wc_err_clear(&err);
+			if (wc_block_cache_create(region, size - 64, &err) != WC_OK)
+				ereport(WARNING,
+						(errmsg("widecol_fdw block cache not set up: %s", err.msg)));
+		}
+	}
+	if (mt_size > 0)
+	{
+		region = ShmemInitStruct("widecol_fdw shared memtables", mt_size, &found);
+		if (!found)
+		{
+			region = (char *) TYPEALIGN(64, region);
+			wc_err_clear(&err);
+			if (wc_shared_memtable_create(region, mt_size - 64, &err) != WC_OK)
+				ereport(WARNING,
+						(errmsg("widecol_fdw shared memtables not set up: %s", err.msg)));
+		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -95,6 +132,13 @@ wcfdw_cache_init(void)
 							"Shared memory for decompressed blocks of widecol tables' sorted files.",
 							"Set aside at server start when widecol_fdw is in shared_preload_libraries. 0 turns the cache off.",
 							&wcfdw_block_cache_kb,
+							131072, 0, INT_MAX / 2,
+							PGC_POSTMASTER, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol_fdw.shared_memtable_size",
+							"Shared memory for the index of widecol tables' unflushed writes.",
+							"Set aside at server start when widecol_fdw is in shared_preload_libraries; every session reads it instead of keeping its own. 0 turns it off.",
+							&wcfdw_shared_memtable_kb,
 							131072, 0, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_KB,
 							NULL, NULL, NULL);

@@ -227,6 +227,7 @@ extern void wcfdw_wal_log_sync(const char *path, const char *file);
 
 /* cache.c: the block cache in shared memory */
 extern int	wcfdw_block_cache_kb;
+extern int	wcfdw_shared_memtable_kb;
 extern void wcfdw_cache_init(void);
 
 /* sync.c: logged tables' logs made durable by checkpoints */

@@ -12,10 +12,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "wc.h"
+
+/*
+ * With WIDECOL_TEST_SHARED_MEMTABLE=<MiB> in the environment, every test program
+ * runs with a region of shared memtables of that size (DESIGN.md, "Shared
+ * memtables"), made before main and inherited by the processes tests fork: `make
+ * check-shared` runs the suite so, with a region big enough for every log and with
+ * one so small that logs run out of room and go on with private copies.
+ */
+__attribute__((constructor)) static void
+t_shared_memtables(void)
+{
+	const char *mib = getenv("WIDECOL_TEST_SHARED_MEMTABLE");
+	size_t		size;
+	void	   *region;
+	wc_err		err;
+
+	if (mib == NULL || atoi(mib) <= 0)
+		return;
+	size = wc_shared_memtable_region_size((size_t) atoi(mib) << 20);
+	region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	memset(&err, 0, sizeof(err));
+	if (size == 0 || region == MAP_FAILED || wc_shared_memtable_create(region, size, &err) != WC_OK)
+	{
+		fprintf(stderr, "could not make the shared memtables' region: %s\n", err.msg);
+		exit(2);
+	}
+}
 
 static int	t_passed,
 			t_failed;

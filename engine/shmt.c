@@ -1,0 +1,514 @@
+/*
+ * shmt.c -- the region of shared memtables (shmt.h; DESIGN.md, "Shared memtables").
+ *
+ * Layout of the region (mapped at the same address in every process):
+ *
+ *   header | slots[nslots] | chunks[nchunks] of WC_SHMT_CHUNK bytes
+ *
+ * The header's mutex (process-shared, robust) guards the free chunks, the slots'
+ * keys, states and reference counts; a slot's own mutex guards its arena, its
+ * record marks and its families.  Order: a slot's mutex, then the header's.
+ * Neither is held across a call out of the engine.
+ *
+ * A slot's arena is a list of chunks, the newest first, of which the newest is
+ * being filled: an allocation is one store of its `used` (a process that dies
+ * in the middle leaves at most a hole).  A chunk's first bytes link it.
+ */
+#include "shmt.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "err.h"
+#include "log.h"
+#include "wc.h"
+
+#define SHMT_MAGIC		0x57435354u	/* "WCST" */
+#define SHMT_AFTER		32			/* records done beyond the frontier, remembered */
+#define MIN_CHUNKS		4
+
+enum
+{
+	SLOT_FREE = 0,
+	SLOT_LIVE = 1,				/* a live log's state */
+	SLOT_DEAD = 2				/* its log was flushed: freed at the last reference */
+};
+
+typedef struct shmt_chunk
+{
+	struct shmt_chunk *next;
+	uint64_t	pad;
+	/* the arena's bytes follow, to WC_SHMT_CHUNK */
+} shmt_chunk;
+
+#define CHUNK_DATA		sizeof(shmt_chunk)
+
+typedef struct shmt_done
+{
+	uint64_t	start;
+	uint64_t	end;
+} shmt_done;
+
+struct wc_shlog
+{
+	/* under the header's mutex */
+	uint32_t	state;
+	uint32_t	refs;
+	uint64_t	store_id;
+	uint64_t	number;
+	uint64_t	map_len;
+	uint64_t	last_use;		/* the header's clock when last referenced */
+	uint64_t	nchunks;
+
+	/* under this mutex */
+	pthread_mutex_t mutex;
+	shmt_chunk *chunks;			/* newest first; the newest is being filled */
+	uint64_t	used;			/* bytes of the newest chunk handed out */
+	uint64_t	frontier;		/* every record ending at or below it is done */
+	int			nafter;
+	shmt_done	after[SHMT_AFTER];
+	wc_shfam   *fams;			/* read without the mutex: published by release */
+	wc_shfam   *fams_last;
+	uint32_t	failed;			/* read without the mutex */
+};
+
+typedef struct shmt_header
+{
+	uint32_t	magic;
+	uint32_t	nslots;
+	uint64_t	nchunks;
+	pthread_mutex_t mutex;
+	shmt_chunk *free_chunks;
+	uint64_t	nfree;
+	uint64_t	clock;
+	uint64_t	evictions;
+	wc_shlog   *slots;
+} shmt_header;
+
+static shmt_header *region;
+
+static size_t
+align64(size_t n)
+{
+	return (n + 63) & ~(size_t) 63;
+}
+
+static size_t
+slots_bytes(uint32_t nslots)
+{
+	return align64((size_t) nslots * sizeof(wc_shlog));
+}
+
+/* A slot per 2 chunks: most logs of a busy server are small (a slot takes one at least). */
+static uint32_t
+slots_for(uint64_t nchunks)
+{
+	uint64_t	n = nchunks / 2;
+
+	return n < 16 ? 16 : n > 65536 ? 65536 : (uint32_t) n;
+}
+
+size_t
+wc_shared_memtable_region_size(size_t bytes)
+{
+	uint64_t	n = bytes / WC_SHMT_CHUNK;
+
+	if (n < MIN_CHUNKS)
+		return 0;
+	return align64(sizeof(shmt_header)) + slots_bytes(slots_for(n)) + n * WC_SHMT_CHUNK;
+}
+
+static int
+init_mutex(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t attr;
+	int			e;
+
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	e = pthread_mutex_init(m, &attr);
+	pthread_mutexattr_destroy(&attr);
+	return e;
+}
+
+int
+wc_shared_memtable_create(void *addr, size_t size, wc_err *err)
+{
+	shmt_header *h = addr;
+	uint64_t	n;
+	uint8_t    *chunks;
+	int			e;
+
+	if (addr == NULL || ((uintptr_t) addr & 63) != 0)
+		return wc_err_set(err, WC_INVALID, "the shared memtables' region must be aligned to 64 bytes");
+	n = size / WC_SHMT_CHUNK;
+	while (n >= MIN_CHUNKS &&
+		   align64(sizeof(shmt_header)) + slots_bytes(slots_for(n)) + n * WC_SHMT_CHUNK > size)
+		n--;
+	if (n < MIN_CHUNKS)
+		return wc_err_set(err, WC_INVALID, "a region of %zu bytes is too small for shared memtables (at least %zu)",
+						  size, wc_shared_memtable_region_size((size_t) MIN_CHUNKS * WC_SHMT_CHUNK));
+	memset(h, 0, sizeof(*h));
+	h->nchunks = n;
+	h->nslots = slots_for(n);
+	h->slots = (wc_shlog *) ((uint8_t *) addr + align64(sizeof(shmt_header)));
+	memset(h->slots, 0, (size_t) h->nslots * sizeof(wc_shlog));
+	chunks = (uint8_t *) h->slots + slots_bytes(h->nslots);
+	for (uint64_t i = n; i-- > 0;)
+	{
+		shmt_chunk *c = (shmt_chunk *) (chunks + i * WC_SHMT_CHUNK);
+
+		c->next = h->free_chunks;
+		h->free_chunks = c;
+	}
+	h->nfree = n;
+	if ((e = init_mutex(&h->mutex)) != 0)
+	{
+		errno = e;
+		return wc_err_sys(err, "could not initialise the shared memtables' mutex");
+	}
+	for (uint32_t i = 0; i < h->nslots; i++)
+		if ((e = init_mutex(&h->slots[i].mutex)) != 0)
+		{
+			errno = e;
+			return wc_err_sys(err, "could not initialise a shared memtable's mutex");
+		}
+	h->magic = SHMT_MAGIC;
+	region = h;
+	return WC_OK;
+}
+
+void
+wc_shared_memtable_detach(void)
+{
+	region = NULL;
+}
+
+bool
+wc_shmt_enabled(void)
+{
+	return region != NULL;
+}
+
+/* ---------------------------------------------------------------- mutexes */
+
+/*
+ * A mutex whose holder died is taken over: what it guards stays usable (see the
+ * file's comment and shmt.h), at worst with a hole or a lost chunk.
+ */
+static void
+lock_mutex(pthread_mutex_t *m)
+{
+	if (pthread_mutex_lock(m) == EOWNERDEAD)
+		pthread_mutex_consistent(m);
+}
+
+void
+wc_shlog_lock(wc_shlog *s)
+{
+	lock_mutex(&s->mutex);
+}
+
+void
+wc_shlog_unlock(wc_shlog *s)
+{
+	pthread_mutex_unlock(&s->mutex);
+}
+
+/* ---------------------------------------------------------------- slots */
+
+/* Gives s's chunks back (header's mutex held; s unreferenced). */
+static void
+slot_clear(wc_shlog *s)
+{
+	shmt_chunk *c = s->chunks;
+
+	while (c != NULL)
+	{
+		shmt_chunk *next = c->next;
+
+		c->next = region->free_chunks;
+		region->free_chunks = c;
+		region->nfree++;
+		c = next;
+	}
+	s->chunks = NULL;
+	s->nchunks = 0;
+	s->used = 0;
+	s->frontier = 0;
+	s->nafter = 0;
+	__atomic_store_n(&s->fams, NULL, __ATOMIC_RELEASE);
+	s->fams_last = NULL;
+	__atomic_store_n(&s->failed, 0, __ATOMIC_RELAXED);
+	s->state = SLOT_FREE;
+	s->store_id = 0;
+	s->number = 0;
+}
+
+/* The unreferenced live slot used least recently, or NULL (header's mutex held). */
+static wc_shlog *
+slot_victim(void)
+{
+	wc_shlog   *victim = NULL;
+
+	for (uint32_t i = 0; i < region->nslots; i++)
+	{
+		wc_shlog   *s = &region->slots[i];
+
+		if (s->state != SLOT_FREE && s->refs == 0 &&
+			(victim == NULL || s->last_use < victim->last_use))
+			victim = s;
+	}
+	return victim;
+}
+
+wc_shlog *
+wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len)
+{
+	wc_shlog   *found = NULL,
+			   *free_slot = NULL;
+
+	if (region == NULL)
+		return NULL;
+	lock_mutex(&region->mutex);
+	for (uint32_t i = 0; i < region->nslots; i++)
+	{
+		wc_shlog   *s = &region->slots[i];
+
+		if (s->state == SLOT_FREE)
+		{
+			if (free_slot == NULL)
+				free_slot = s;
+		}
+		else if (s->store_id == store_id && s->number == number)
+		{
+			found = s;
+			break;
+		}
+	}
+	if (found != NULL)
+	{
+		if (found->state != SLOT_LIVE || __atomic_load_n(&found->failed, __ATOMIC_RELAXED) ||
+			found->map_len > map_len)
+			found = NULL;
+	}
+	else
+	{
+		if (free_slot == NULL && (free_slot = slot_victim()) != NULL)
+		{
+			slot_clear(free_slot);
+			region->evictions++;
+		}
+		if ((found = free_slot) != NULL)
+		{
+			found->state = SLOT_LIVE;
+			found->store_id = store_id;
+			found->number = number;
+			found->map_len = map_len;
+			found->frontier = WC_LOG_HEADER_SIZE;	/* before the first record */
+		}
+	}
+	if (found != NULL)
+	{
+		found->refs++;
+		found->last_use = ++region->clock;
+	}
+	pthread_mutex_unlock(&region->mutex);
+	return found;
+}
+
+void
+wc_shlog_ref(wc_shlog *s)
+{
+	lock_mutex(&region->mutex);
+	s->refs++;
+	pthread_mutex_unlock(&region->mutex);
+}
+
+void
+wc_shlog_unref(wc_shlog *s, bool dead)
+{
+	if (s == NULL)
+		return;
+	lock_mutex(&region->mutex);
+	if (dead && s->state == SLOT_LIVE)
+		s->state = SLOT_DEAD;
+	if (s->refs > 0)
+		s->refs--;
+	if (s->refs == 0 && (s->state == SLOT_DEAD || __atomic_load_n(&s->failed, __ATOMIC_RELAXED)))
+		slot_clear(s);
+	pthread_mutex_unlock(&region->mutex);
+}
+
+bool
+wc_shlog_failed(const wc_shlog *s)
+{
+	return __atomic_load_n(&s->failed, __ATOMIC_ACQUIRE) != 0;
+}
+
+void
+wc_shlog_set_failed(wc_shlog *s)
+{
+	__atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
+}
+
+size_t
+wc_shlog_map_len(const wc_shlog *s)
+{
+	return (size_t) s->map_len;
+}
+
+/* ---------------------------------------------------------------- arena */
+
+/* A free chunk, evicting an unreferenced slot's when there is none; NULL when
+ * every chunk belongs to a referenced slot. */
+static shmt_chunk *
+chunk_get(wc_shlog *self)
+{
+	shmt_chunk *c;
+
+	lock_mutex(&region->mutex);
+	while ((c = region->free_chunks) == NULL)
+	{
+		wc_shlog   *victim = slot_victim();
+
+		if (victim == NULL || victim == self)
+			break;
+		/* unreferenced: nobody holds its mutex, nobody will before it is free */
+		slot_clear(victim);
+		region->evictions++;
+	}
+	if (c != NULL)
+	{
+		region->free_chunks = c->next;
+		region->nfree--;
+		self->nchunks++;
+	}
+	pthread_mutex_unlock(&region->mutex);
+	return c;
+}
+
+void *
+wc_shlog_alloc(wc_shlog *s, size_t n)
+{
+	shmt_chunk *c;
+	uint8_t    *p;
+
+	if (n > WC_SHMT_CHUNK - CHUNK_DATA)
+		return NULL;
+	n = (n + 7) & ~(size_t) 7;
+	if (s->chunks != NULL && s->used + n <= WC_SHMT_CHUNK - CHUNK_DATA)
+	{
+		p = (uint8_t *) s->chunks + CHUNK_DATA + s->used;
+		s->used += n;
+		return p;
+	}
+	if ((c = chunk_get(s)) == NULL)
+		return NULL;
+	c->next = s->chunks;
+	s->chunks = c;
+	s->used = n;
+	return (uint8_t *) c + CHUNK_DATA;
+}
+
+/* ---------------------------------------------------------------- records done */
+
+bool
+wc_shlog_done(const wc_shlog *s, uint64_t end)
+{
+	if (end <= s->frontier)
+		return true;
+	for (int i = 0; i < s->nafter; i++)
+		if (s->after[i].end == end)
+			return true;
+	return false;
+}
+
+void
+wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end)
+{
+	if (end <= s->frontier)
+		return;
+	if (start != s->frontier)
+	{
+		if (s->nafter < SHMT_AFTER && !wc_shlog_done(s, end))
+		{
+			s->after[s->nafter].start = start;
+			s->after[s->nafter].end = end;
+			s->nafter++;
+		}
+		return;
+	}
+	/* the record at the frontier: move it, over those done after */
+	s->frontier = end;
+	for (int i = 0; i < s->nafter;)
+	{
+		if (s->after[i].end <= s->frontier)
+			s->after[i] = s->after[--s->nafter];
+		else if (s->after[i].start == s->frontier)
+		{
+			s->frontier = s->after[i].end;
+			s->after[i] = s->after[--s->nafter];
+			i = 0;
+		}
+		else
+			i++;
+	}
+}
+
+/* ---------------------------------------------------------------- families */
+
+const wc_shfam *
+wc_shlog_families(const wc_shlog *s)
+{
+	return __atomic_load_n(&s->fams, __ATOMIC_ACQUIRE);
+}
+
+int
+wc_shlog_add_family(wc_shlog *s, const char *name, void *core)
+{
+	size_t		len = strlen(name);
+	wc_shfam   *f = wc_shlog_alloc(s, sizeof(wc_shfam) + len + 1);
+
+	if (f == NULL)
+		return WC_NOMEM;
+	f->next = NULL;
+	f->core = core;
+	memcpy(f->name, name, len + 1);
+	if (s->fams_last == NULL)
+		__atomic_store_n(&s->fams, f, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&s->fams_last->next, f, __ATOMIC_RELEASE);
+	s->fams_last = f;
+	return WC_OK;
+}
+
+/* ---------------------------------------------------------------- statistics */
+
+void
+wc_shared_memtable_get_stats(wc_shared_memtable_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (region == NULL)
+		return;
+	lock_mutex(&region->mutex);
+	st->chunks = region->nchunks;
+	st->chunk_bytes = WC_SHMT_CHUNK;
+	st->chunks_free = region->nfree;
+	st->evictions = region->evictions;
+	for (uint32_t i = 0; i < region->nslots; i++)
+	{
+		const wc_shlog *s = &region->slots[i];
+
+		if (s->state == SLOT_FREE)
+			continue;
+		st->logs++;
+		if (s->refs == 0)
+			st->logs_unused++;
+		if (__atomic_load_n(&s->failed, __ATOMIC_RELAXED))
+			st->logs_failed++;
+	}
+	pthread_mutex_unlock(&region->mutex);
+}

@@ -1,0 +1,497 @@
+/*
+ * test_shmt.c -- shared memtables (shmt.h; DESIGN.md, "Shared memtables").
+ *
+ * region: the region's size checks and layout.
+ * sharing: two handles and a forked process on one store index each record once
+ *   (the memtables' cell counts are the records', not twice them), keep none of
+ *   it in their own memory, and read the same; a family made by one process is
+ *   read by the others.
+ * transactions: a record in progress is indexed by nobody until it commits, by
+ *   the first process that sees it commit; an aborted one never; a reader that
+ *   still sees a record in progress does not read it although another process
+ *   indexed it.
+ * owner death: a process dies holding a log's lock in the middle of indexing
+ *   (here: after taking it); the next process takes the lock over and indexes
+ *   the records, each once.
+ * full: a region too small for a log: the slot fails and every process goes on
+ *   with its own copy; nothing is lost or doubled; unreferenced logs are evicted
+ *   for others.
+ * flush and re-creation: a flushed log's slot is freed; a store made again in the
+ *   same directory never reads the old store's slot.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "db_internal.h"
+#include "memtable.h"
+#include "shmt.h"
+#include "testutil.h"
+
+static wc_family_opts fams[] = {
+	{"a", 0, 0, WC_COMPRESS_LZ4, 0},
+	{"b", 0, 0, WC_COMPRESS_LZ4, 0},
+};
+
+/* Transaction states, shared with forked processes: tag t is tags[t]. */
+static volatile wc_txn_state *tags;
+
+static int
+resolve(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err)
+{
+	*state = tag < 64 ? tags[tag] : WC_TXN_COMMITTED;
+	return WC_OK;
+}
+
+static void *
+shared_map(size_t size)
+{
+	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+	{
+		perror("mmap");
+		exit(2);
+	}
+	return p;
+}
+
+/* A region of mib MiB, made this process's (the previous one detached). */
+static void
+new_region(size_t mib)
+{
+	size_t		size = wc_shared_memtable_region_size(mib << 20);
+	wc_err		err;
+
+	wc_shared_memtable_detach();
+	wc_err_clear(&err);
+	CHECK_OK(wc_shared_memtable_create(shared_map(size), size, &err), &err);
+}
+
+static wc_db *
+open_store(const char *dir)
+{
+	wc_open_opts o;
+	wc_db	   *db = NULL;
+	wc_err		err;
+
+	memset(&o, 0, sizeof(o));
+	o.families = fams;
+	o.nfamilies = 2;
+	o.create_if_missing = true;
+	o.log_switch_bytes = 64 << 20;	/* one log for everything here */
+	o.resolve = resolve;
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_open(dir, &o, &db, &err), &err);
+	return db;
+}
+
+/* Rows first..first+n-1 of family fam, one record per `per` rows, with tag. */
+static void
+write_rows(wc_db *db, const char *fam, int first, int n, int per, uint64_t tag)
+{
+	wc_batch   *b = wc_batch_new();
+	wc_err		err;
+
+	wc_err_clear(&err);
+	for (int i = first; i < first + n; i++)
+	{
+		char		row[32],
+					val[64];
+
+		snprintf(row, sizeof(row), "r%06d", i);
+		snprintf(val, sizeof(val), "value of %s in %s, long enough to stay in the log", row, fam);
+		CHECK_OK(wc_batch_put(b, fam, strlen(fam), row, strlen(row), "q", 1, 1, val, strlen(val),
+							  &err), &err);
+		if ((i - first) % per == per - 1 || i == first + n - 1)
+		{
+			CHECK_OK(wc_db_write(db, &b, 1, tag, false, &err), &err);
+			wc_batch_clear(b);
+		}
+	}
+	wc_batch_free(b);
+}
+
+/* Cells a scan reads, and a hash of them (rows, values) in *hash. */
+static int
+count_cells(wc_db *db, uint64_t *hash)
+{
+	wc_scan_opts o;
+	wc_scan    *s;
+	wc_cell_view c;
+	wc_err		err;
+	int			n = 0,
+				rc;
+	uint64_t	h = 14695981039346656037ull;
+
+	wc_err_clear(&err);
+	wc_scan_opts_init(&o);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	if (wc_scan_open(db, &o, &s, &err) != WC_OK)
+	{
+		CHECK(false, "scan: %s", err.msg);
+		return -1;
+	}
+	while ((rc = wc_scan_next(s, &c, &err)) == 1)
+	{
+		n++;
+		for (size_t i = 0; i < c.row_len; i++)
+			h = (h ^ ((const uint8_t *) c.row)[i]) * 1099511628211ull;
+		for (size_t i = 0; i < c.val_len; i++)
+			h = (h ^ ((const uint8_t *) c.val)[i]) * 1099511628211ull;
+	}
+	CHECK(rc == 0, "scan: %s", err.msg);
+	wc_scan_close(s);
+	if (hash)
+		*hash = h;
+	return n;
+}
+
+static uint64_t
+mem_cells(wc_db *db)
+{
+	wc_db_stats st;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_get_stats(db, NULL, &st, &err), &err);
+	return st.mem_cells;
+}
+
+static void
+test_region(void)
+{
+	wc_err		err;
+	void	   *p = shared_map(1 << 20);
+	wc_shared_memtable_stats st;
+
+	wc_err_clear(&err);
+	CHECK(wc_shared_memtable_region_size(100) == 0, "too little for a region");
+	CHECK(wc_shared_memtable_create(p, 1000, &err) == WC_INVALID, "a region too small: %s", err.msg);
+	wc_err_clear(&err);
+	CHECK(wc_shared_memtable_create((uint8_t *) p + 8, (1 << 20) - 8, &err) == WC_INVALID,
+		  "a region not aligned");
+	new_region(4);
+	wc_shared_memtable_get_stats(&st);
+	CHECK(st.chunks >= 28 && st.chunks <= 32 && st.chunks_free == st.chunks && st.logs == 0,
+		  "4 MiB: %llu chunks, %llu free", (unsigned long long) st.chunks,
+		  (unsigned long long) st.chunks_free);
+	CHECK(st.chunk_bytes == WC_SHMT_CHUNK, "chunk bytes");
+}
+
+static void
+test_sharing(void)
+{
+	char	   *dir = test_tmpdir("shmt-share");
+	wc_db	   *w,
+			   *r;
+	uint64_t	hw,
+				hr;
+	wc_shared_memtable_stats st;
+	pid_t		pid;
+	int			status;
+
+	new_region(16);
+	w = open_store(dir);
+	r = open_store(dir);
+	write_rows(w, "a", 0, 1000, 10, 0);
+	CHECK(count_cells(r, &hr) == 1000, "the reader reads 1000 cells");
+	CHECK(count_cells(w, &hw) == 1000 && hw == hr, "the writer reads the same");
+	CHECK(mem_cells(w) == 1000 && mem_cells(r) == 1000,
+		  "each record indexed once: %llu / %llu cells", (unsigned long long) mem_cells(w),
+		  (unsigned long long) mem_cells(r));
+	CHECK(wc_db_mem_bytes(w) == 0 && wc_db_mem_bytes(r) == 0,
+		  "nothing in either handle's own memory: %llu / %llu",
+		  (unsigned long long) wc_db_mem_bytes(w), (unsigned long long) wc_db_mem_bytes(r));
+	wc_shared_memtable_get_stats(&st);
+	CHECK(st.logs == 1 && st.logs_failed == 0 && st.chunks_free < st.chunks,
+		  "one log shared: %llu logs", (unsigned long long) st.logs);
+
+	/* another process reads, and writes a family of its own */
+	if ((pid = fork()) == 0)
+	{
+		wc_db	   *c = open_store(dir);
+		uint64_t	h;
+		int			bad = 0;
+
+		bad |= count_cells(c, &h) != 1000 || h != hr;
+		bad |= wc_db_mem_bytes(c) != 0;
+		write_rows(c, "b", 0, 500, 7, 0);
+		bad |= count_cells(c, NULL) != 1500;
+		wc_db_close(c);
+		_exit(bad || t_failed ? 1 : 0);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child read and wrote (%d)", status);
+	CHECK(count_cells(r, NULL) == 1500 && count_cells(w, NULL) == 1500,
+		  "both handles read the child's family");
+	CHECK(mem_cells(r) == 1500 && mem_cells(w) == 1500, "still each record once: %llu",
+		  (unsigned long long) mem_cells(r));
+
+	/* concurrent writers and readers in four processes */
+	for (int p = 0; p < 4; p++)
+		if (fork() == 0)
+		{
+			wc_db	   *c = open_store(dir);
+			int			bad = 0;
+
+			for (int round = 0; round < 20; round++)
+			{
+				int			n;
+
+				if (p < 2)
+					write_rows(c, p == 0 ? "a" : "b", 10000 + p * 100000 + round * 50, 50, 5, 0);
+				n = count_cells(c, NULL);
+				bad |= n < 1500 || n > 1500 + 2000;
+			}
+			wc_db_close(c);
+			_exit(bad || t_failed ? 1 : 0);
+		}
+	for (int p = 0; p < 4; p++)
+	{
+		wait(&status);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a concurrent process (%d)", status);
+	}
+	CHECK(count_cells(r, &hr) == 3500 && count_cells(w, &hw) == 3500 && hr == hw,
+		  "3500 cells in both handles");
+	CHECK(mem_cells(r) == 3500, "each record once after the concurrent writes: %llu",
+		  (unsigned long long) mem_cells(r));
+
+	/* a flush frees the slot */
+	{
+		wc_err		err;
+
+		wc_err_clear(&err);
+		CHECK_OK(wc_db_flush(w, &err), &err);
+		CHECK(count_cells(r, &hr) == 3500 && count_cells(w, &hw) == 3500 && hr == hw,
+			  "3500 cells after the flush");
+	}
+	wc_db_close(w);
+	wc_db_close(r);
+	wc_shared_memtable_get_stats(&st);
+	CHECK(st.logs <= 1 && st.chunks_free >= st.chunks - 1,
+		  "the flushed log's memory is back: %llu logs, %llu of %llu chunks free",
+		  (unsigned long long) st.logs, (unsigned long long) st.chunks_free,
+		  (unsigned long long) st.chunks);
+}
+
+static void
+test_transactions(void)
+{
+	char	   *dir = test_tmpdir("shmt-txn");
+	wc_db	   *w,
+			   *r;
+	pid_t		pid;
+	int			status;
+	int			sync_pipe[2];
+	char		byte;
+
+	new_region(16);
+	w = open_store(dir);
+	r = open_store(dir);
+	tags[5] = WC_TXN_IN_PROGRESS;
+	tags[6] = WC_TXN_IN_PROGRESS;
+	write_rows(w, "a", 0, 100, 100, 0);
+	write_rows(w, "a", 100, 50, 50, 5);
+	write_rows(w, "a", 200, 30, 30, 6);
+	write_rows(w, "a", 300, 10, 10, 0);
+	CHECK(count_cells(r, NULL) == 110, "in progress: not read (%d)", count_cells(r, NULL));
+	CHECK(mem_cells(r) == 110, "in progress: not indexed");
+
+	/* a child sees 5 commit and indexes it; r's view still holds it aside */
+	if (pipe(sync_pipe) != 0)
+		exit(2);
+	if ((pid = fork()) == 0)
+	{
+		wc_db	   *c = open_store(dir);
+		int			bad;
+
+		tags[5] = WC_TXN_COMMITTED;
+		bad = count_cells(c, NULL) != 160;
+		if (write(sync_pipe[1], "x", 1) != 1)
+			bad = 1;
+		wc_db_close(c);
+		_exit(bad || t_failed ? 1 : 0);
+	}
+	if (read(sync_pipe[0], &byte, 1) != 1)
+		exit(2);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child read 160 cells");
+	{
+		/* a version of r built before r learns of the commit: the entries are in
+		 * the shared memtable, r's view excludes them */
+		wc_version *v;
+		wc_err		err;
+
+		wc_err_clear(&err);
+		v = wc_db_version(r, &err);
+		CHECK(v != NULL && v->held.n == 2, "r still holds both records aside");
+		wc_version_unref(v);
+	}
+	tags[6] = WC_TXN_ABORTED;
+	CHECK(count_cells(r, NULL) == 160, "r reads 5's cells once it sees it commit, not 6's");
+	CHECK(mem_cells(r) == 160 && mem_cells(w) == 160, "5 indexed once, 6 never: %llu",
+		  (unsigned long long) mem_cells(r));
+	close(sync_pipe[0]);
+	close(sync_pipe[1]);
+	wc_db_close(w);
+	wc_db_close(r);
+	tags[5] = tags[6] = WC_TXN_COMMITTED;
+}
+
+static void
+test_owner_death(void)
+{
+	char	   *dir = test_tmpdir("shmt-death");
+	wc_db	   *w,
+			   *r;
+	pid_t		pid;
+	int			status;
+
+	new_region(16);
+	w = open_store(dir);
+	write_rows(w, "a", 0, 100, 10, 0);
+	if ((pid = fork()) == 0)
+	{
+		/* dies holding the log's lock */
+		wc_db	   *c = open_store(dir);
+		wc_err		err;
+
+		wc_err_clear(&err);
+		if (wc_db_refresh(c, &err) != WC_OK || c->nlogs == 0 || c->logs[c->nlogs - 1]->shl == NULL)
+			_exit(1);
+		wc_shlog_lock(c->logs[c->nlogs - 1]->shl);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child took the lock and died");
+	write_rows(w, "a", 100, 100, 10, 0);
+	r = open_store(dir);
+	CHECK(count_cells(r, NULL) == 200 && count_cells(w, NULL) == 200, "200 cells after the death");
+	CHECK(mem_cells(r) == 200, "each once: %llu", (unsigned long long) mem_cells(r));
+	wc_db_close(w);
+	wc_db_close(r);
+}
+
+static void
+test_idempotent(void)
+{
+	wc_memtable *mt = wc_memtable_new();
+	wc_cell		c;
+	wc_err		err;
+
+	memset(&c, 0, sizeof(c));
+	c.row = (const uint8_t *) "row";
+	c.row_len = 3;
+	c.qual = (const uint8_t *) "q";
+	c.qual_len = 1;
+	c.val = (const uint8_t *) "v";
+	c.val_len = 1;
+	c.ts = 5;
+	c.seq = 9;
+	c.type = WC_TYPE_PUT;
+	wc_err_clear(&err);
+	CHECK_OK(wc_memtable_add(mt, &c, &err), &err);
+	CHECK_OK(wc_memtable_add(mt, &c, &err), &err);
+	CHECK(wc_memtable_count(mt) == 2, "a private memtable takes an entry twice");
+	wc_memtable_unref(mt);
+	mt = wc_memtable_new();
+	wc_memtable_set_idempotent(mt);
+	for (int i = 0; i < 3; i++)
+		CHECK_OK(wc_memtable_add(mt, &c, &err), &err);
+	c.seq = 10;
+	CHECK_OK(wc_memtable_add(mt, &c, &err), &err);
+	CHECK(wc_memtable_count(mt) == 2, "an idempotent one once: %llu",
+		  (unsigned long long) wc_memtable_count(mt));
+	wc_memtable_unref(mt);
+}
+
+static void
+test_full(void)
+{
+	char	   *dirs[6];
+	wc_db	   *w,
+			   *r;
+	uint64_t	hw,
+				hr;
+	wc_shared_memtable_stats st;
+
+	new_region(1);				/* 7 or 8 chunks of 128 KiB */
+	for (int i = 0; i < 6; i++)
+		dirs[i] = test_tmpdir("shmt-full");
+	w = open_store(dirs[0]);
+	r = open_store(dirs[0]);
+	CHECK(count_cells(r, NULL) == 0, "empty");
+	write_rows(w, "a", 0, 12000, 100, 0);	/* ~1.3 MB of nodes: more than the region */
+	write_rows(w, "b", 0, 100, 100, 0);
+	wc_shared_memtable_get_stats(&st);
+	CHECK(count_cells(r, &hr) == 12100 && count_cells(w, &hw) == 12100 && hr == hw,
+		  "every cell read by both after the slot failed");
+	CHECK(mem_cells(r) == 12100 && mem_cells(w) == 12100, "each once in the copies: %llu / %llu",
+		  (unsigned long long) mem_cells(r), (unsigned long long) mem_cells(w));
+	CHECK(wc_db_mem_bytes(r) > 0 && wc_db_mem_bytes(w) > 0, "the copies are their own memory");
+	wc_shared_memtable_get_stats(&st);
+	CHECK(st.logs_failed == 0 && st.chunks_free == st.chunks,
+		  "the failed slot is freed once nobody uses it: %llu failed, %llu of %llu free",
+		  (unsigned long long) st.logs_failed, (unsigned long long) st.chunks_free,
+		  (unsigned long long) st.chunks);
+	write_rows(w, "a", 20000, 10, 10, 0);
+	CHECK(count_cells(r, NULL) == 12110, "and writes go on");
+	wc_db_close(w);
+	wc_db_close(r);
+
+	/* small stores, each closed after use: an unused log is evicted for the next */
+	for (int i = 1; i < 6; i++)
+	{
+		w = open_store(dirs[i]);
+		write_rows(w, "a", 0, 2000, 100, 0);
+		CHECK(count_cells(w, NULL) == 2000, "store %d", i);
+		wc_db_close(w);
+	}
+	wc_shared_memtable_get_stats(&st);
+	CHECK(st.evictions > 0 && st.logs_failed == 0, "unused logs evicted: %llu",
+		  (unsigned long long) st.evictions);
+	for (int i = 1; i < 6; i++)
+	{
+		w = open_store(dirs[i]);
+		CHECK(count_cells(w, NULL) == 2000, "store %d again", i);
+		wc_db_close(w);
+	}
+}
+
+static void
+test_recreated(void)
+{
+	char	   *dir = test_tmpdir("shmt-again");
+	wc_db	   *w;
+	wc_err		err;
+
+	new_region(16);
+	w = open_store(dir);
+	write_rows(w, "a", 0, 300, 10, 0);
+	CHECK(count_cells(w, NULL) == 300, "the first store");
+	wc_db_close(w);				/* its slot stays, unused */
+	wc_err_clear(&err);
+	CHECK_OK(wc_db_destroy(dir, &err), &err);
+	w = open_store(dir);
+	write_rows(w, "a", 1000, 100, 10, 0);
+	wc_db_close(w);
+	w = open_store(dir);		/* a new handle: reads the log, same number as before */
+	CHECK(count_cells(w, NULL) == 100, "the store made again reads its own 100 cells: %d",
+		  count_cells(w, NULL));
+	wc_db_close(w);
+}
+
+int
+main(void)
+{
+	t_name = "test_shmt";
+	tags = shared_map(64 * sizeof(wc_txn_state));
+	test_idempotent();
+	test_region();
+	test_sharing();
+	test_transactions();
+	test_owner_death();
+	test_full();
+	test_recreated();
+	TEST_DONE();
+}
