@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # bench/memory.sh -- the memory sessions add for the tables they read: CONNS sessions, each
-# reading every one of TABLES tables whose cells are all unflushed (still in their logs, which
-# every session that reads a widecol table loads into its own memory), then idle.  The private
-# (anonymous) resident memory of those backends, summed, against the same with ordinary tables
-# holding the same rows, with widecol_fdw.session_memory unlimited (-1), at its default and at
-# a small value.  One throw-away cluster, one run.
+# reading every one of TABLES tables whose cells are all unflushed (still in their logs, whose
+# index is in shared memory, or, with widecol_fdw.shared_memtable_size = 0, in the memory of
+# every session that reads the table), then idle.  The private (anonymous) resident memory of
+# those backends, summed, against the same with ordinary tables holding the same rows: with
+# shared memtables, then without them with widecol_fdw.session_memory unlimited (-1), at its
+# default and at a small value.  One throw-away cluster, one run (restarted once).
 #
 #   bash bench/memory.sh [--conns N] [--tables T] [--cells C]
 #
@@ -81,14 +82,20 @@ measure() {
     done
     wc_psql -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mem-$kind'" >/dev/null
     wait "${pids[@]}" 2>/dev/null
-    printf '%-34s %10.1f MB %10.2f MB %10.1f MB\n' "$kind" "$(awk -v k="$total" 'BEGIN { print k / 1024 }')" \
+    printf '%-42s %10.1f MB %10.2f MB %10.1f MB\n' "$kind" "$(awk -v k="$total" 'BEGIN { print k / 1024 }')" \
         "$(awk -v k="$total" -v c="$CONNS" 'BEGIN { print k / 1024 / c }')" \
         "$(awk -v k="$pss" 'BEGIN { print k / 1024 }')"
 }
 
 printf '\n%d sessions each reading %d tables of %d unflushed cells (%s)\n' "$CONNS" "$TABLES" "$CELLS" "$BENCH_COMMIT"
-printf '%-34s %13s %13s %13s\n' configuration "RssAnon, all" "per session" "Pss, all"
+printf '%-42s %13s %13s %13s\n' configuration "RssAnon, all" "per session" "Pss, all"
 measure "ordinary tables" h 64MB
-measure "widecol, session_memory = -1" w -1
-measure "widecol, session_memory = 64MB" w 64MB
-measure "widecol, session_memory = 8MB" w 8MB
+measure "widecol, shared memtables" w 64MB
+# the index in each session's memory, as without the preload: the shared memtables turned off
+wc_psql -c "ALTER SYSTEM SET widecol_fdw.shared_memtable_size = 0" >/dev/null
+wc_as_cluster_user "$WC_PGBIN/pg_ctl" -D "$WC_PGDATA" -w -m fast stop >/dev/null
+wc_cluster_restart >/dev/null || wc_die "could not restart the cluster"
+[ "$(wc_psql -c "SHOW widecol_fdw.shared_memtable_size")" = 0 ] || wc_die "the setting did not take"
+measure "widecol, own index, session_memory = -1" w -1
+measure "widecol, own index, session_memory = 64MB" w 64MB
+measure "widecol, own index, session_memory = 8MB" w 8MB

@@ -9,6 +9,9 @@ RESET client_min_messages;
 
 SHOW widecol_fdw.block_cache_size;
 SET widecol_fdw.block_cache_size = '1GB';  -- ERROR: set at server start
+-- the index of unflushed cells in shared memory (t/075_preload: sizes 0, 1MB, 128MB)
+SHOW widecol_fdw.shared_memtable_size;
+SET widecol_fdw.shared_memtable_size = 0;  -- ERROR: set at server start
 
 -- family p stored plain (read where it lies, never cached), the others lz4
 CREATE FOREIGN TABLE bc (

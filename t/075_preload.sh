@@ -13,6 +13,10 @@
 #    appears.
 # 3. Restarted without it again: the logged table reads as it was; INSERT, UPDATE, DELETE and
 #    TRUNCATE of it are each refused the same way and change nothing.
+# 4. With the preload and widecol_fdw.shared_memtable_size = 0 (each session indexes the
+#    unflushed cells itself), then = 1MB (too small for the log written: every session goes
+#    on with its own copy): unflushed writes of one session, committed and rolled back, read
+#    the same in others, and the same as with the default size.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
@@ -94,5 +98,33 @@ for fn in widecol_flush widecol_compact; do
     fi
 done
 t_is "$(digest)" "$before" "it reads the same after widecol_flush and widecol_compact were called without the preload"
+
+# --- 4. the index of unflushed cells in each session, and a shared one too small
+unflushed() {   # 20,000 unflushed cells in two transactions, one more rolled back
+    wc_psql -c "INSERT INTO t SELECT 's' || lpad(i::text, 6, '0'), 'a', 'q', 1, repeat('x', 30) || i
+                  FROM generate_series(1, 10000) i" \
+            -c "BEGIN" -c "INSERT INTO t SELECT 's' || lpad(i::text, 6, '0'), 'b', 'q', 2, 'v' || i
+                  FROM generate_series(1, 10000) i" -c "COMMIT" \
+            -c "BEGIN" -c "INSERT INTO t SELECT 'z' || i, 'a', 'q', 1, 'gone' FROM generate_series(1, 500) i" \
+            -c "ROLLBACK" >/dev/null
+}
+sessions_read() {   # what three other sessions read, each on its own line
+    for i in 1 2 3; do digest; done | sort -u
+}
+wc_node_conf main "shared_preload_libraries = 'widecol_fdw'"
+wc_psql -c "TRUNCATE t" >/dev/null 2>&1
+for size in 0 1MB 128MB; do
+    wc_node_conf main "widecol_fdw.shared_memtable_size = '$size'"
+    wc_node_restart main || t_bail "a restart with widecol_fdw.shared_memtable_size = $size"
+    wc_psql -c "TRUNCATE t" -c "SELECT widecol_flush('t')" >/dev/null
+    t_is "$(wc_psql -c "SHOW widecol_fdw.shared_memtable_size")" "$([ $size = 0 ] && echo 0 || echo $size)" \
+        "restarted with widecol_fdw.shared_memtable_size = $size"
+    t_ok "shared_memtable_size = $size: 20,000 unflushed cells written" unflushed
+    got=$(sessions_read)
+    t_is "$(wc_psql -F ' ' -c "SELECT count(*), count(*) FILTER (WHERE rowkey LIKE 'z%') FROM t")" "20000 0" \
+        "shared_memtable_size = $size: another session reads the committed cells, not the rolled-back ones"
+    t_is "$(wc -l <<<"$got")" 1 "shared_memtable_size = $size: three more sessions read the same"
+    if [ $size = 0 ]; then want=$got; else t_is "$got" "$want" "shared_memtable_size = $size reads as with 0"; fi
+done
 
 t_done
