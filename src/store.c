@@ -1008,9 +1008,11 @@ wcfdw_flush_truncated(void)
  *		Closes the stores used longest ago while the memory their unflushed
  *		cells take in this session exceeds widecol_fdw.session_memory
  *
- * Each open store keeps its unflushed logs in this process's memtables
- * (engine/DESIGN.md, "Many processes, one store"), so a session that read
- * many tables would otherwise hold all of them until it exits.  Stores used
+ * An open store whose logs are not indexed in shared memory (no preload,
+ * widecol_fdw.shared_memtable_size = 0, or a log that did not fit there) keeps
+ * them in this process's memtables (engine/DESIGN.md, "Many processes, one
+ * store"), so a session that read many tables would otherwise hold all of them
+ * until it exits; shared memtables count nothing here.  Stores used
  * by the transaction that just ended stay (closing one that alone exceeds the
  * limit would only make its next transaction read its logs again); a closed
  * store is opened again, and its logs read again, on its next use.  Nothing
