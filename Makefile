@@ -29,10 +29,10 @@ OBJS = \
 	src/widecol_fdw.o
 
 EXTENSION = widecol_fdw
-DATA = sql/widecol_fdw--1.0.sql
+DATA = sql/widecol_fdw--1.0.sql sql/widecol_fdw--1.0--1.1.sql
 PGFILEDESC = "widecol_fdw - HBase/Bigtable-style wide-column tables"
 
-REGRESS = basic options types scan analyze pushdown pushdown_or order reverse join modify xact bulk errors functions drop differential snapshot wide import twophase remote parallel compression truncate direct_delete block_cache
+REGRESS = basic options types scan analyze pushdown pushdown_or order reverse join modify xact bulk errors functions drop differential snapshot wide import twophase remote parallel compression truncate direct_delete block_cache upgrade
 
 # isolation specs (specs/NAME.spec, expected/NAME.out), run after REGRESS by make installcheck;
 # scripts/isolation.sh runs them against an ordinary-table twin first, which must give

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
@@ -87,6 +88,32 @@ typedef struct shmt_header
 } shmt_header;
 
 static shmt_header *region;
+
+static void lock_mutex(pthread_mutex_t *m);
+static void slot_clear(wc_shlog *s);
+
+/*
+ * The references this process holds, per slot: what wc_shared_memtable_release
+ * gives back at exit for handles a process could not close (PostgreSQL leaves a
+ * store open when a scan is still open as the backend exits).  Allocated at the
+ * first reference; a process forked from one holding references inherits a copy
+ * that is not its own, so only the process that took them may release them.
+ */
+static uint32_t *my_refs;
+static uint32_t my_nslots;
+
+static bool
+my_refs_ready(void)
+{
+	if (my_refs != NULL && my_nslots == region->nslots)
+		return true;
+	free(my_refs);
+	my_nslots = 0;
+	if ((my_refs = calloc(region->nslots, sizeof(uint32_t))) == NULL)
+		return false;
+	my_nslots = region->nslots;
+	return true;
+}
 
 static size_t
 align64(size_t n)
@@ -184,6 +211,29 @@ void
 wc_shared_memtable_detach(void)
 {
 	region = NULL;
+	free(my_refs);
+	my_refs = NULL;
+	my_nslots = 0;
+}
+
+void
+wc_shared_memtable_release(void)
+{
+	if (region == NULL)
+		return;
+	lock_mutex(&region->mutex);
+	for (uint32_t i = 0; my_refs != NULL && i < my_nslots; i++)
+	{
+		wc_shlog   *s = &region->slots[i];
+
+		if (my_refs[i] == 0)
+			continue;
+		s->refs -= my_refs[i] < s->refs ? my_refs[i] : s->refs;
+		if (s->refs == 0 && (s->state == SLOT_DEAD || __atomic_load_n(&s->failed, __ATOMIC_RELAXED)))
+			slot_clear(s);
+	}
+	pthread_mutex_unlock(&region->mutex);
+	wc_shared_memtable_detach();
 }
 
 bool
@@ -270,7 +320,7 @@ wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len)
 	wc_shlog   *found = NULL,
 			   *free_slot = NULL;
 
-	if (region == NULL)
+	if (region == NULL || !my_refs_ready())
 		return NULL;
 	lock_mutex(&region->mutex);
 	for (uint32_t i = 0; i < region->nslots; i++)
@@ -313,6 +363,7 @@ wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len)
 	if (found != NULL)
 	{
 		found->refs++;
+		my_refs[found - region->slots]++;
 		found->last_use = ++region->clock;
 	}
 	pthread_mutex_unlock(&region->mutex);
@@ -324,6 +375,7 @@ wc_shlog_ref(wc_shlog *s)
 {
 	lock_mutex(&region->mutex);
 	s->refs++;
+	my_refs[s - region->slots]++;
 	pthread_mutex_unlock(&region->mutex);
 }
 
@@ -337,6 +389,8 @@ wc_shlog_unref(wc_shlog *s, bool dead)
 		s->state = SLOT_DEAD;
 	if (s->refs > 0)
 		s->refs--;
+	if (my_refs != NULL && my_refs[s - region->slots] > 0)
+		my_refs[s - region->slots]--;
 	if (s->refs == 0 && (s->state == SLOT_DEAD || __atomic_load_n(&s->failed, __ATOMIC_RELAXED)))
 		slot_clear(s);
 	pthread_mutex_unlock(&region->mutex);

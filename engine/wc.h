@@ -678,10 +678,14 @@ void		wc_block_cache_get_stats(wc_block_cache_stats *stats);
  * and makes it this process's; processes forked afterwards inherit it.  Call it
  * before any store is opened, once per region.
  * wc_shared_memtable_detach: this process stops using it (for tests).
+ * wc_shared_memtable_release: gives back every reference this process holds on
+ * shared memtables, and stops using them: at exit, for stores it could not close
+ * (their handles must not be used afterwards).
  */
 size_t		wc_shared_memtable_region_size(size_t bytes);
 int			wc_shared_memtable_create(void *region, size_t size, wc_err *err);
 void		wc_shared_memtable_detach(void);
+void		wc_shared_memtable_release(void);
 
 typedef struct wc_shared_memtable_stats
 {

@@ -12,6 +12,7 @@ SET widecol_fdw.block_cache_size = '1GB';  -- ERROR: set at server start
 -- the index of unflushed cells in shared memory (t/075_preload: sizes 0, 1MB, 128MB)
 SHOW widecol_fdw.shared_memtable_size;
 SET widecol_fdw.shared_memtable_size = 0;  -- ERROR: set at server start
+SELECT area, units > 0 AS sized, unit_bytes FROM widecol_shared_memory() ORDER BY area;
 
 -- family p stored plain (read where it lies, never cached), the others lz4
 CREATE FOREIGN TABLE bc (

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * functions.c
- *		  widecol_flush, widecol_compact, widecol_stats
+ *		  widecol_flush, widecol_compact, widecol_stats, widecol_shared_memory
  *
  * flush and compact need ownership of the table (as VACUUM does); stats
  * needs SELECT on it.  Each starts with a refresh so that it acts on what
@@ -168,5 +168,50 @@ widecol_stats(PG_FUNCTION_ARGS)
 	PG_END_TRY();
 
 	table_close(rel, AccessShareLock);
+	return (Datum) 0;
+}
+
+/*
+ * widecol_shared_memory
+ *		What the shared memory set aside at start holds: one row for the block
+ *		cache and one for the shared memtables (doc/SQL.md, "Shared
+ *		memtables"), each with its size in units, the unit's bytes, the units
+ *		in use, and for the memtables the logs indexed there: all of them, those
+ *		no session references (kept until their room is needed), those that ran
+ *		out of room, and how often an unreferenced log's room was taken.  A row
+ *		of zeros when the area is off or the library was not preloaded.
+ */
+PG_FUNCTION_INFO_V1(widecol_shared_memory);
+
+Datum
+widecol_shared_memory(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	wc_block_cache_stats bc;
+	wc_shared_memtable_stats mt;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+
+	InitMaterializedSRF(fcinfo, 0);
+	wc_block_cache_get_stats(&bc);
+	wc_shared_memtable_get_stats(&mt);
+
+	values[0] = CStringGetTextDatum("block cache");
+	values[1] = Int64GetDatum((int64) bc.slots);
+	values[2] = Int64GetDatum((int64) bc.slot_bytes);
+	values[3] = Int64GetDatum((int64) bc.used);
+	nulls[4] = nulls[5] = nulls[6] = nulls[7] = true;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = CStringGetTextDatum("shared memtables");
+	values[1] = Int64GetDatum((int64) mt.chunks);
+	values[2] = Int64GetDatum((int64) mt.chunk_bytes);
+	values[3] = Int64GetDatum((int64) (mt.chunks - mt.chunks_free));
+	values[4] = Int64GetDatum((int64) mt.logs);
+	values[5] = Int64GetDatum((int64) mt.logs_unused);
+	values[6] = Int64GetDatum((int64) mt.logs_failed);
+	values[7] = Int64GetDatum((int64) mt.evictions);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

@@ -157,6 +157,8 @@ wcfdw_store_exit(int code, Datum arg)
 			wc_db_close(s->db);
 		s->db = NULL;
 	}
+	/* the shared memtables those stores still reference are given back */
+	wc_shared_memtable_release();
 }
 
 /*
@@ -170,17 +172,26 @@ wcfdw_store_init(void)
 	CacheRegisterRelcacheCallback(wcfdw_relcache_cb, (Datum) 0);
 	CacheRegisterSyscacheCallback(FOREIGNTABLEREL, wcfdw_syscache_cb, (Datum) 0);
 	CacheRegisterSyscacheCallback(FOREIGNSERVEROID, wcfdw_syscache_cb, (Datum) 0);
-	on_proc_exit(wcfdw_store_exit, (Datum) 0);
 	RegisterXactCallback(wcfdw_xact_cb, NULL);
 	RegisterSubXactCallback(wcfdw_subxact_cb, NULL);
 }
 
+/*
+ * wcfdw_get_hash
+ *		The stores of this process, made at first use, when the exit callback
+ *		that closes them is registered: not at module load, as a preloaded
+ *		library is loaded by the postmaster, whose proc_exit callbacks a
+ *		backend drops when it starts (on_exit_reset), and the references a
+ *		backend holds on shared memtables must be given back when it exits
+ */
 static HTAB *
 wcfdw_get_hash(void)
 {
 	if (wcfdw_stores == NULL)
 	{
 		HASHCTL		ctl;
+
+		on_proc_exit(wcfdw_store_exit, (Datum) 0);
 
 		ctl.keysize = sizeof(Oid);
 		ctl.entrysize = sizeof(WcFdwStore);

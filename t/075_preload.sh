@@ -16,7 +16,8 @@
 # 4. With the preload and widecol_fdw.shared_memtable_size = 0 (each session indexes the
 #    unflushed cells itself), then = 1MB (too small for the log written: every session goes
 #    on with its own copy): unflushed writes of one session, committed and rolled back, read
-#    the same in others, and the same as with the default size.
+#    the same in others, and the same as with the default size; sessions that exit give their
+#    references to the shared index back (widecol_shared_memory).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
@@ -125,6 +126,12 @@ for size in 0 1MB 128MB; do
         "shared_memtable_size = $size: another session reads the committed cells, not the rolled-back ones"
     t_is "$(wc -l <<<"$got")" 1 "shared_memtable_size = $size: three more sessions read the same"
     if [ $size = 0 ]; then want=$got; else t_is "$got" "$want" "shared_memtable_size = $size reads as with 0"; fi
+    if [ $size = 128MB ]; then
+        # every session above has exited: none still references the table's shared index
+        t_is "$(wc_psql -F ' ' -c "SELECT logs >= 1, logs_unused = logs, logs_failed FROM widecol_shared_memory()
+                                    WHERE area = 'shared memtables'")" "t t 0" \
+            "the sessions that read the table gave their references to its shared index back as they exited"
+    fi
 done
 
 t_done
