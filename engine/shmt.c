@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "log.h"
@@ -96,22 +97,24 @@ static void slot_clear(wc_shlog *s);
  * The references this process holds, per slot: what wc_shared_memtable_release
  * gives back at exit for handles a process could not close (PostgreSQL leaves a
  * store open when a scan is still open as the backend exits).  Allocated at the
- * first reference; a process forked from one holding references inherits a copy
- * that is not its own, so only the process that took them may release them.
+ * first reference, for the process that allocated it (a process forked from one
+ * holding references starts its own count at its first reference).
  */
 static uint32_t *my_refs;
 static uint32_t my_nslots;
+static pid_t my_pid;			/* the process my_refs counts for */
 
 static bool
 my_refs_ready(void)
 {
-	if (my_refs != NULL && my_nslots == region->nslots)
+	if (my_refs != NULL && my_nslots == region->nslots && my_pid == getpid())
 		return true;
-	free(my_refs);
+	free(my_refs);				/* another region's, or inherited by fork */
 	my_nslots = 0;
 	if ((my_refs = calloc(region->nslots, sizeof(uint32_t))) == NULL)
 		return false;
 	my_nslots = region->nslots;
+	my_pid = getpid();
 	return true;
 }
 
@@ -222,7 +225,7 @@ wc_shared_memtable_release(void)
 	if (region == NULL)
 		return;
 	lock_mutex(&region->mutex);
-	for (uint32_t i = 0; my_refs != NULL && i < my_nslots; i++)
+	for (uint32_t i = 0; my_refs != NULL && my_pid == getpid() && i < my_nslots; i++)
 	{
 		wc_shlog   *s = &region->slots[i];
 
@@ -375,7 +378,8 @@ wc_shlog_ref(wc_shlog *s)
 {
 	lock_mutex(&region->mutex);
 	s->refs++;
-	my_refs[s - region->slots]++;
+	if (my_refs_ready())
+		my_refs[s - region->slots]++;
 	pthread_mutex_unlock(&region->mutex);
 }
 
@@ -389,7 +393,7 @@ wc_shlog_unref(wc_shlog *s, bool dead)
 		s->state = SLOT_DEAD;
 	if (s->refs > 0)
 		s->refs--;
-	if (my_refs != NULL && my_refs[s - region->slots] > 0)
+	if (my_refs != NULL && my_pid == getpid() && my_refs[s - region->slots] > 0)
 		my_refs[s - region->slots]--;
 	if (s->refs == 0 && (s->state == SLOT_DEAD || __atomic_load_n(&s->failed, __ATOMIC_RELAXED)))
 		slot_clear(s);

@@ -16,6 +16,8 @@
  * full: a region too small for a log: the slot fails and every process goes on
  *   with its own copy; nothing is lost or doubled; unreferenced logs are evicted
  *   for others.
+ * release: a process exiting with a store open gives its references back with
+ *   wc_shared_memtable_release (PostgreSQL's exit callback).
  * flush and re-creation: a flushed log's slot is freed; a store made again in the
  *   same directory never reads the old store's slot.
  */
@@ -99,7 +101,7 @@ write_rows(wc_db *db, const char *fam, int first, int n, int per, uint64_t tag)
 					val[64];
 
 		snprintf(row, sizeof(row), "r%06d", i);
-		snprintf(val, sizeof(val), "value of %s in %s, long enough to stay in the log", row, fam);
+		snprintf(val, sizeof(val), "value of %.8s in %.4s, long enough to stay in the log", row, fam);
 		CHECK_OK(wc_batch_put(b, fam, strlen(fam), row, strlen(row), "q", 1, 1, val, strlen(val),
 							  &err), &err);
 		if ((i - first) % per == per - 1 || i == first + n - 1)
@@ -458,6 +460,51 @@ test_full(void)
 	}
 }
 
+/* A process that exits with its store still open gives its references back. */
+static void
+test_release(void)
+{
+	char	   *dir = test_tmpdir("shmt-release");
+	wc_db	   *w;
+	wc_shared_memtable_stats st;
+	pid_t		pid;
+	int			status;
+
+	new_region(16);
+	w = open_store(dir);
+	write_rows(w, "a", 0, 100, 10, 0);
+	if ((pid = fork()) == 0)
+	{
+		/* inherits w's handles (not its references), opens its own, exits open */
+		wc_db	   *c = open_store(dir);
+		int			bad = count_cells(c, NULL) != 100;
+
+		wc_shared_memtable_release();
+		_exit(bad || t_failed ? 1 : 0);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child read and released");
+	wc_db_close(w);
+	wc_shared_memtable_get_stats(&st);
+	CHECK(st.logs == 1 && st.logs_unused == 1, "nobody references the log now: %llu of %llu",
+		  (unsigned long long) st.logs_unused, (unsigned long long) st.logs);
+	if ((pid = fork()) == 0)
+	{
+		/* the same without the release: the child's references stay */
+		wc_db	   *c = open_store(dir);
+
+		(void) count_cells(c, NULL);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	wc_shared_memtable_get_stats(&st);
+	/* alone on the store, the child made its shared page again (another store id,
+	 * another slot): that one stays referenced, the first one unused */
+	CHECK(st.logs == 2 && st.logs_unused == 1,
+		  "without it, a process's references outlive it: %llu of %llu unused",
+		  (unsigned long long) st.logs_unused, (unsigned long long) st.logs);
+}
+
 static void
 test_recreated(void)
 {
@@ -492,6 +539,7 @@ main(void)
 	test_transactions();
 	test_owner_death();
 	test_full();
+	test_release();
 	test_recreated();
 	TEST_DONE();
 }
