@@ -45,26 +45,31 @@ int			wcfdw_shared_memtable_kb = 131072;
 static shmem_request_hook_type wcfdw_prev_shmem_request = NULL;
 static shmem_startup_hook_type wcfdw_prev_shmem_startup = NULL;
 
-/* Bytes of shared memory each setting asks for (0: none) and 64 for alignment. */
+/* An area of shared memory the engine lays out: its setting and functions. */
+typedef struct WcFdwArea
+{
+	const char *name;			/* ShmemInitStruct's, and for messages */
+	int		   *kb;				/* the setting */
+	size_t		(*region_size) (size_t bytes);
+	int			(*create) (void *region, size_t size, wc_err *err);
+} WcFdwArea;
+
+static const WcFdwArea wcfdw_areas[] = {
+	{"widecol_fdw block cache", &wcfdw_block_cache_kb,
+	wc_block_cache_region_size, wc_block_cache_create},
+	{"widecol_fdw shared memtables", &wcfdw_shared_memtable_kb,
+	wc_shared_memtable_region_size, wc_shared_memtable_create},
+};
+
+/* Bytes of shared memory an area's setting asks for (0: none) and 64 for alignment. */
 static Size
-wcfdw_cache_shmem_size(void)
+wcfdw_area_size(const WcFdwArea *a)
 {
 	size_t		size;
 
-	if (wcfdw_block_cache_kb <= 0)
+	if (*a->kb <= 0)
 		return 0;
-	size = wc_block_cache_region_size((size_t) wcfdw_block_cache_kb * 1024);
-	return size > 0 ? add_size(size, 64) : 0;
-}
-
-static Size
-wcfdw_memtables_shmem_size(void)
-{
-	size_t		size;
-
-	if (wcfdw_shared_memtable_kb <= 0)
-		return 0;
-	size = wc_shared_memtable_region_size((size_t) wcfdw_shared_memtable_kb * 1024);
+	size = a->region_size((size_t) *a->kb * 1024);
 	return size > 0 ? add_size(size, 64) : 0;
 }
 
@@ -73,46 +78,35 @@ wcfdw_cache_shmem_request(void)
 {
 	if (wcfdw_prev_shmem_request)
 		wcfdw_prev_shmem_request();
-	RequestAddinShmemSpace(wcfdw_cache_shmem_size());
-	RequestAddinShmemSpace(wcfdw_memtables_shmem_size());
+	for (int i = 0; i < lengthof(wcfdw_areas); i++)
+		RequestAddinShmemSpace(wcfdw_area_size(&wcfdw_areas[i]));
 }
 
 static void
 wcfdw_cache_shmem_startup(void)
 {
-	Size		size = wcfdw_cache_shmem_size();
-	Size		mt_size = wcfdw_memtables_shmem_size();
-	bool		found;
-	char	   *region;
-	wc_err		err;
-
 	if (wcfdw_prev_shmem_startup)
 		wcfdw_prev_shmem_startup();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	/* laid out by the postmaster, at every (re)initialisation of shared memory */
-	if (size > 0)
+	for (int i = 0; i < lengthof(wcfdw_areas); i++)
 	{
-		region = ShmemInitStruct("widecol_fdw block cache", size, &found);
-		if (!found)
-		{
-			region = (char *) TYPEALIGN(64, region);
-			wc_err_clear(&err);
-			if (wc_block_cache_create(region, size - 64, &err) != WC_OK)
-				ereport(WARNING,
-						(errmsg("widecol_fdw block cache not set up: %s", err.msg)));
-		}
-	}
-	if (mt_size > 0)
-	{
-		region = ShmemInitStruct("widecol_fdw shared memtables", mt_size, &found);
-		if (!found)
-		{
-			region = (char *) TYPEALIGN(64, region);
-			wc_err_clear(&err);
-			if (wc_shared_memtable_create(region, mt_size - 64, &err) != WC_OK)
-				ereport(WARNING,
-						(errmsg("widecol_fdw shared memtables not set up: %s", err.msg)));
-		}
+		const WcFdwArea *a = &wcfdw_areas[i];
+		Size		size = wcfdw_area_size(a);
+		bool		found;
+		char	   *region;
+		wc_err		err;
+
+		if (size == 0)
+			continue;
+		/* laid out by the postmaster, at every (re)initialisation of shared memory */
+		region = ShmemInitStruct(a->name, size, &found);
+		if (found)
+			continue;
+		region = (char *) TYPEALIGN(64, region);
+		wc_err_clear(&err);
+		if (a->create(region, size - 64, &err) != WC_OK)
+			ereport(WARNING,
+					(errmsg("%s not set up: %s", a->name, err.msg)));
 	}
 	LWLockRelease(AddinShmemInitLock);
 }

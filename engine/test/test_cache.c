@@ -28,19 +28,6 @@
 
 static uint64_t rng = 0x9e3779b97f4a7c15;
 
-static void *
-shared_region(size_t size)
-{
-	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-	{
-		perror("mmap");
-		exit(2);
-	}
-	return p;
-}
-
 static wc_cache_key
 key_of(uint64_t n)
 {
@@ -96,7 +83,7 @@ static void
 test_one_process(void)
 {
 	size_t		size = wc_block_cache_region_size(16 * WC_CACHE_SLOT_BYTES);
-	void	   *region = shared_region(size);
+	void	   *region = t_shared_map(size);
 	wc_err		err;
 	wc_cache_key k;
 	wc_block_cache_stats st;
@@ -292,7 +279,7 @@ static void
 test_processes(void)
 {
 	size_t		size = wc_block_cache_region_size(48 * WC_CACHE_SLOT_BYTES);
-	void	   *region = shared_region(size);
+	void	   *region = t_shared_map(size);
 	wc_err		err;
 	pid_t		pids[4];
 	int			ok = 0;
@@ -387,7 +374,7 @@ test_scans(void)
 {
 	char	   *dir = test_tmpdir("cache");
 	size_t		size = wc_block_cache_region_size(4096 * WC_CACHE_SLOT_BYTES);
-	void	   *region = shared_region(size);
+	void	   *region = t_shared_map(size);
 	wc_db	   *db = open_store(dir);
 	wc_batch   *b = wc_batch_new();
 	wc_err		err;
@@ -542,7 +529,7 @@ test_same_place(void)
 {
 	char	   *dir = test_tmpdir("cache-again");
 	size_t		size = wc_block_cache_region_size(1024 * WC_CACHE_SLOT_BYTES);
-	void	   *region = shared_region(size);
+	void	   *region = t_shared_map(size);
 	wc_err		err;
 	wc_key_range rg;
 	int			reused = 0,
@@ -696,7 +683,7 @@ test_changed_block(void)
 {
 	char	   *dir = test_tmpdir("cache-block");
 	size_t		size = wc_block_cache_region_size(64 * WC_CACHE_SLOT_BYTES);
-	void	   *region = shared_region(size);
+	void	   *region = t_shared_map(size);
 	wc_sst_build_opts bo;
 	wc_sst_builder *b;
 	wc_sst_props props;

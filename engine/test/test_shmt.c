@@ -44,19 +44,6 @@ resolve(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err)
 	return WC_OK;
 }
 
-static void *
-shared_map(size_t size)
-{
-	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-	{
-		perror("mmap");
-		exit(2);
-	}
-	return p;
-}
-
 /* A region of mib MiB, made this process's (the previous one detached). */
 static void
 new_region(size_t mib)
@@ -66,7 +53,7 @@ new_region(size_t mib)
 
 	wc_shared_memtable_detach();
 	wc_err_clear(&err);
-	CHECK_OK(wc_shared_memtable_create(shared_map(size), size, &err), &err);
+	CHECK_OK(wc_shared_memtable_create(t_shared_map(size), size, &err), &err);
 }
 
 static wc_db *
@@ -163,7 +150,7 @@ static void
 test_region(void)
 {
 	wc_err		err;
-	void	   *p = shared_map(1 << 20);
+	void	   *p = t_shared_map(1 << 20);
 	wc_shared_memtable_stats st;
 
 	wc_err_clear(&err);
@@ -532,7 +519,7 @@ int
 main(void)
 {
 	t_name = "test_shmt";
-	tags = shared_map(64 * sizeof(wc_txn_state));
+	tags = t_shared_map(64 * sizeof(wc_txn_state));
 	test_idempotent();
 	test_region();
 	test_sharing();

@@ -18,6 +18,20 @@
 
 #include "wc.h"
 
+/* size bytes of memory shared with the processes forked afterwards (exits on failure). */
+static inline void *
+t_shared_map(size_t size)
+{
+	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+	{
+		perror("mmap");
+		exit(2);
+	}
+	return p;
+}
+
 /*
  * With WIDECOL_TEST_SHARED_MEMTABLE=<MiB> in the environment, every test program
  * runs with a region of shared memtables of that size (DESIGN.md, "Shared
@@ -36,9 +50,9 @@ t_shared_memtables(void)
 	if (mib == NULL || atoi(mib) <= 0)
 		return;
 	size = wc_shared_memtable_region_size((size_t) atoi(mib) << 20);
-	region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	region = size > 0 ? t_shared_map(size) : NULL;
 	memset(&err, 0, sizeof(err));
-	if (size == 0 || region == MAP_FAILED || wc_shared_memtable_create(region, size, &err) != WC_OK)
+	if (region == NULL || wc_shared_memtable_create(region, size, &err) != WC_OK)
 	{
 		fprintf(stderr, "could not make the shared memtables' region: %s\n", err.msg);
 		exit(2);
