@@ -386,8 +386,8 @@ wc_shlog_ref(wc_shlog *s)
 void
 wc_shlog_unref(wc_shlog *s, bool dead)
 {
-	if (s == NULL)
-		return;
+	if (s == NULL || region == NULL)
+		return;					/* released already (wc_shared_memtable_release) */
 	lock_mutex(&region->mutex);
 	if (dead && s->state == SLOT_LIVE)
 		s->state = SLOT_DEAD;
