@@ -3,14 +3,47 @@
  */
 #include "cell.h"
 
+#include <stdint.h>
 #include <string.h>
 
+/* The order of two 8-byte words read from byte strings: memcmp's, as integers. */
+static inline int
+word_cmp(const uint8_t *a, const uint8_t *b)
+{
+	uint64_t	x,
+				y;
+
+	memcpy(&x, a, 8);
+	memcpy(&y, b, 8);
+	if (x == y)
+		return 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap64(x);
+	y = __builtin_bswap64(y);
+#endif
+	return x < y ? -1 : 1;
+}
+
+/*
+ * Keys of 8 to 16 common bytes (most rowkeys and qualifiers) are compared with
+ * two overlapping 8-byte loads each instead of a call to memcmp: a bulk write's
+ * sort and its sorted files' builder compare every entry with the one before
+ * (memcmp was 7% of a COPY of 1M cells), a merge every entry with the others.
+ */
 int
 wc_row_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
 	size_t		n = alen < blen ? alen : blen;
-	int			r = n ? memcmp(a, b, n) : 0;
+	int			r;
 
+	if (n >= 8 && n <= 16)
+	{
+		/* the second words overlap the first: equal there, they order the rest */
+		if ((r = word_cmp(a, b)) == 0)
+			r = word_cmp(a + n - 8, b + n - 8);
+	}
+	else
+		r = n ? memcmp(a, b, n) : 0;
 	if (r != 0)
 		return r;
 	return alen < blen ? -1 : alen > blen ? 1 : 0;
