@@ -9,9 +9,9 @@
 #include "db_internal.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "err.h"

@@ -430,12 +430,6 @@ wc_memtable_attach_shared(wc_shlog *shl, void *core, wc_mapping *map)
 	return mt;
 }
 
-bool
-wc_memtable_is_shared(const wc_memtable *mt)
-{
-	return mt->shl != NULL;
-}
-
 void
 wc_memtable_set_idempotent(wc_memtable *mt)
 {
@@ -482,7 +476,7 @@ wc_memtable_copy(wc_memtable *src, wc_err *err)
 	}
 	wc_memtable_set_mapping(mt, src->map);
 	mt->map_limit = src->map_limit;
-	mt->idempotent = true;
+	wc_memtable_set_idempotent(mt);
 	for (mt_node *n = next_of(src->core->head, 0); n != NULL; n = next_of(n, 0))
 	{
 		wc_cell		c;

@@ -43,7 +43,6 @@ wc_memtable *wc_memtable_new_shared(struct wc_shlog *shl, const char *family, wc
 /* A handle on core, a family's shared memtable of shl (wc_shlog_families); NULL
  * when out of memory. */
 wc_memtable *wc_memtable_attach_shared(struct wc_shlog *shl, void *core, wc_mapping *map);
-bool		wc_memtable_is_shared(const wc_memtable *mt);
 /* A private copy of src's entries (idempotent, same mapping); NULL with err set. */
 wc_memtable *wc_memtable_copy(wc_memtable *src, wc_err *err);
 /* From now on an entry equal to one already there (rowkey, qualifier, ts, seq,

@@ -503,12 +503,19 @@ apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, bool insert, 
 	return WC_OK;
 }
 
+/* Is off a record's payload offset (0 = unknown)? */
+static inline bool
+payload_known(uint64_t off)
+{
+	return off >= WC_LOG_HEADER_SIZE + WC_LOG_RECORD_HEADER;
+}
+
 /* Marks the record whose payload lies at off..end of lm's log done in its slot:
- * applied, or aborted (0 = unknown offset: not marked). */
+ * applied, or aborted (an unknown offset: not marked). */
 static void
 mark_done(wc_logmem *lm, uint64_t off, uint64_t end)
 {
-	if (lm->shl == NULL || off < WC_LOG_HEADER_SIZE + WC_LOG_RECORD_HEADER)
+	if (lm->shl == NULL || !payload_known(off))
 		return;
 	wc_shlog_lock(lm->shl);
 	wc_shlog_mark_done(lm->shl, off - WC_LOG_RECORD_HEADER, end);
@@ -520,7 +527,7 @@ wc_db_apply_readers(wc_db *db, wc_logmem *lm, const wc_batch_reader *rs, int n, 
 					uint64_t end, wc_err *err)
 {
 	wc_shlog   *s = lm->shl;
-	bool		known = off >= WC_LOG_HEADER_SIZE + WC_LOG_RECORD_HEADER;
+	bool		known = payload_known(off);
 	bool		insert = true;
 	int			rc = WC_OK;
 

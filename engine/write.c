@@ -121,30 +121,26 @@ wc_db_rotate_log(wc_db *db, wc_err *err)
 }
 
 /*
- * Applies our own record (batches[] after header) without reading it back: we hold
- * the write lock and appended it at the valid end, so it is exactly what we wrote.
- * A record with a transaction tag is held until the tag resolves.
+ * Applies our own record (batches[] after header), whose payload lies at off..end
+ * of lm's log, without reading it back: we hold the write lock and appended it at
+ * the valid end, so it is exactly what we wrote.  A record with a transaction tag
+ * is held until the tag resolves.
  */
 static int
 apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8_t *hdr,
-		  size_t hdr_len, uint64_t seq_base, uint64_t count, uint64_t tag, uint64_t end,
-		  wc_err *err)
+		  size_t hdr_len, uint64_t seq_base, uint64_t count, uint64_t tag, uint64_t off,
+		  uint64_t end, wc_err *err)
 {
-	int			rc = WC_OK;
-	uint64_t	seq_lo = seq_base,
-				seq_hi = seq_base + count - 1;
+	int			rc;
 
 	if (tag != 0)
 	{
 		size_t		total = hdr_len;
 		uint8_t    *payload;
 
-		for (int i = 0; i < n; i++)
-			total += wc_batch_bytes(batches[i]);
-		if ((payload = malloc(total)) == NULL)
+		if ((payload = malloc(end - off)) == NULL)
 			return wc_err_set(err, WC_NOMEM, "out of memory");
 		memcpy(payload, hdr, hdr_len);
-		total = hdr_len;
 		for (int i = 0; i < n; i++)
 		{
 			size_t		len;
@@ -153,15 +149,13 @@ apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8
 			memcpy(payload + total, entries, len);
 			total += len;
 		}
-		rc = wc_db_hold(lm, tag, seq_lo, seq_hi, payload, total, end - total, err);
+		rc = wc_db_hold(lm, tag, seq_base, seq_base + count - 1, payload, total, off, err);
 		free(payload);
 		return rc;
 	}
 	{
 		wc_batch_reader one,
 				   *rs = n == 1 ? &one : malloc(sizeof(wc_batch_reader) * (size_t) n);
-		size_t		total = hdr_len,
-					len;
 
 		if (rs == NULL)
 			return wc_err_set(err, WC_NOMEM, "out of memory");
@@ -169,10 +163,8 @@ apply_own(wc_db *db, wc_logmem *lm, wc_batch *const *batches, int n, const uint8
 		{
 			wc_batch_reader_of(&rs[i], batches[i], seq_base);
 			seq_base += rs[i].count;
-			(void) wc_batch_entries(batches[i], &len);
-			total += len;
 		}
-		rc = wc_db_apply_readers(db, lm, rs, n, end - total, end, err);
+		rc = wc_db_apply_readers(db, lm, rs, n, off, end, err);
 		if (rs != &one)
 			free(rs);
 	}
@@ -257,7 +249,7 @@ wc_db_append(wc_db *db, const wc_slice *parts, int nparts, uint64_t count, uint8
 		wc_log_reader_skip_to(active->reader, new_end);
 		if (batches != NULL)
 			arc = apply_own(db, active, batches, n, parts[0].data, parts[0].len, seq_base, count,
-							tag, new_end, err);
+							tag, old_end + WC_LOG_RECORD_HEADER, new_end, err);
 		else
 			arc = wc_db_hold(active, tag, seq_base, seq_base + count - 1, parts[0].data,
 							 parts[0].len, new_end - parts[0].len, err);
