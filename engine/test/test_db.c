@@ -1112,11 +1112,20 @@ order_cell_cmp(const void *a, const void *b)
  * where those are equal (bulk.c, sort_by_keys): rowkeys sharing a long prefix,
  * ending inside the 8 bytes, prefixes of one another, holding 0x00 and 0xff,
  * read back in memcmp order, every cell once.
+ *
+ * Mode 0 writes them in random order to one family.  The others write them in
+ * order, qualifier q0 to family anchor and q1 to contents (so the scan's order is
+ * still the cells' order): mode 1 as they are (bulk.c writes both files in one
+ * pass, with nothing to sort), mode 2 with the last cell first and mode 3 with
+ * one cell written twice, the second time with another value, right after the
+ * first (both found out of order after the scan began: sorted after all).
  */
 static void
-test_bulk_order(void)
+test_bulk_order(int mode)
 {
-	char	   *dir = test_tmpdir("bulk-order");
+	static const char *const dirs[] = {"bulk-order", "bulk-in-order", "bulk-last-first",
+	"bulk-twice"};
+	char	   *dir = test_tmpdir(dirs[mode]);
 	wc_db	   *db = open_db(dir, fams3, 3, 0);
 	enum
 	{
@@ -1130,6 +1139,8 @@ test_bulk_order(void)
 	uint64_t	rng = 4242;
 	int			n = 0,
 				bad = 0,
+				read = 0,
+				twice,
 				rc;
 	wc_err		err;
 
@@ -1164,36 +1175,55 @@ test_bulk_order(void)
 				cells[m++] = cells[i];
 		n = m;
 	}
-	/* written in a random order */
-	for (int i = n - 1; i > 0; i--)
+	twice = n / 2;
+	if (mode == 0)
 	{
-		int			j = (int) (test_rand(&rng) % (uint64_t) (i + 1));
-		order_cell	t = cells[i];
+		/* written in a random order */
+		for (int i = n - 1; i > 0; i--)
+		{
+			int			j = (int) (test_rand(&rng) % (uint64_t) (i + 1));
+			order_cell	t = cells[i];
 
-		cells[i] = cells[j];
-		cells[j] = t;
+			cells[i] = cells[j];
+			cells[j] = t;
+		}
 	}
-	for (int i = 0; i < n; i++)
-		CHECK_OK(wc_batch_put(b, "anchor", 6, cells[i].row, cells[i].row_len, cells[i].qual,
+	for (int k = 0; k < n; k++)
+	{
+		/* mode 2: the last cell first, then the others in order */
+		int			i = mode == 2 ? (k + n - 1) % n : k;
+		const char *fam = mode == 0 || cells[i].qual[1] == '0' ? "anchor" : "contents";
+
+		CHECK_OK(wc_batch_put(b, fam, strlen(fam), cells[i].row, cells[i].row_len, cells[i].qual,
 							  strlen(cells[i].qual), cells[i].ts, "v", 1, &err), &err);
+		if (mode == 3 && i == twice)
+			CHECK_OK(wc_batch_put(b, fam, strlen(fam), cells[i].row, cells[i].row_len,
+								  cells[i].qual, strlen(cells[i].qual), cells[i].ts, "w", 1, &err),
+					 &err);
+	}
 	tag_state[9] = WC_TXN_COMMITTED;
 	CHECK_OK(wc_db_write(db, &b, 1, 9, false, &err), &err);
-	CHECK(count_ssts(dir) == 1, "the write was a bulk write (one file): %d", count_ssts(dir));
+	CHECK(count_ssts(dir) == (mode == 0 ? 1 : 2), "mode %d: the write was a bulk write: %d files",
+		  mode, count_ssts(dir));
 	CHECK_OK(wc_db_refresh(db, &err), &err);
 
-	qsort(cells, n, sizeof(order_cell), order_cell_cmp);
+	if (mode == 0)
+		qsort(cells, n, sizeof(order_cell), order_cell_cmp);
 	wc_scan_opts_init(&o);
 	CHECK_OK(wc_scan_open(db, &o, &s, &err), &err);
 	for (int i = 0; (rc = wc_scan_next(s, &c, &err)) == 1; i++)
 	{
 		if (i >= n || c.row_len != cells[i].row_len || memcmp(c.row, cells[i].row, c.row_len) != 0 ||
 			c.qual_len != strlen(cells[i].qual) || memcmp(c.qual, cells[i].qual, c.qual_len) != 0 ||
-			c.ts != cells[i].ts)
+			c.ts != cells[i].ts ||
+			c.val_len != 1 || c.val[0] != (mode == 3 && i == twice ? 'w' : 'v'))
 			bad++;
+		read++;
 	}
 	CHECK(rc == 0, "scan: %s", err.msg);
 	wc_scan_close(s);
-	CHECK(bad == 0, "bulk write in random order: %d of %d cells read back out of place", bad, n);
+	CHECK(bad == 0 && read == n, "bulk write, mode %d: %d of %d cells read back wrong or out of place; %d read",
+		  mode, bad, n, read);
 	wc_batch_free(b);
 	wc_db_close(db);
 	free(cells);
@@ -2447,7 +2477,8 @@ main(void)
 	test_model(true);
 	test_ingest();
 	test_ingest_faults();
-	test_bulk_order();
+	for (int mode = 0; mode < 4; mode++)
+		test_bulk_order(mode);
 	open_ingest_bytes = 0;
 	TEST_DONE();
 }
