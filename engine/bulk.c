@@ -170,17 +170,26 @@ sort_cells(wc_cell *c, size_t n)
 	}
 }
 
+/* The index of family fam in p (*last: the one found before, tried first), or -1. */
+static int
+plan_family_find(const plan *p, const uint8_t *fam, uint32_t len, int *last)
+{
+	if (*last >= 0 && p->fams[*last].name_len == len && memcmp(p->fams[*last].name, fam, len) == 0)
+		return *last;
+	for (int i = 0; i < p->nfams; i++)
+		if (p->fams[i].name_len == len && memcmp(p->fams[i].name, fam, len) == 0)
+			return *last = i;
+	return -1;
+}
+
+/* Family fam of p, added if new; NULL with err set if p has no room for it. */
 static plan_family *
 plan_family_get(plan *p, const uint8_t *fam, uint32_t len, int *last, wc_err *err)
 {
-	if (*last >= 0 && p->fams[*last].name_len == len && memcmp(p->fams[*last].name, fam, len) == 0)
-		return &p->fams[*last];
-	for (int i = 0; i < p->nfams; i++)
-		if (p->fams[i].name_len == len && memcmp(p->fams[i].name, fam, len) == 0)
-		{
-			*last = i;
-			return &p->fams[i];
-		}
+	int			i = plan_family_find(p, fam, len, last);
+
+	if (i >= 0)
+		return &p->fams[i];
 	if (p->nfams == WC_MAX_FAMILIES)
 	{
 		wc_err_set(err, WC_INVALID, "a bulk write names more than %d families", WC_MAX_FAMILIES);
@@ -353,26 +362,32 @@ build_files_in_order(wc_db *db, wc_batch *const *batches, int n, const plan *p,
 			goto fail;
 		}
 	}
-	for (int b = 0; b < n; b++)
+	for (int b = 0, more = 0; b < n && more == 0; b++)
 	{
 		wc_batch_reader r;
 		wc_batch_entry e;
 
 		wc_batch_reader_of(&r, batches[b], seq_base + index);
 		index += r.count;
-		while ((rc = wc_batch_reader_next(&r, &e, err)) == 1)
+		while ((more = wc_batch_reader_next(&r, &e, err)) == 1)
 		{
-			const plan_family *f;
+			int			i = plan_family_find(p, e.fam, e.fam_len, &last);
 
-			/* plan_scan found each family (a cast: nothing is added) */
-			f = plan_family_get((plan *) p, e.fam, e.fam_len, &last, err);
-			if (wc_sst_builder_add(builders[f - p->fams], &e.cell) != WC_OK)
-				break;			/* finish reports the first error */
+			if (i < 0)
+			{
+				rc = wc_err_set(err, WC_INVALID, "a bulk write's batches changed while it was written");
+				goto fail;
+			}
+			/* the builder keeps a failed add's error for finish, below */
+			if (wc_sst_builder_add(builders[i], &e.cell) != WC_OK)
+				break;			/* with more == 1: stops the outer loop too */
 		}
-		if (rc < 0)
+		if (more < 0)
+		{
+			rc = more;
 			goto fail;
+		}
 	}
-	rc = WC_OK;
 	for (int i = 0; i < nopen; i++)
 	{
 		wc_sst_props props;
