@@ -3,11 +3,13 @@
  * family, that one ingest record in the log names (DESIGN.md, "Bulk writes";
  * the record's format is in ingest.h).
  *
- * Sorting: a bulk write usually arrives in rowkey order with the cells of one
- * row in any order (COPY of an export, INSERT ... SELECT ... ORDER BY), so each
- * family's entries are first insertion-sorted, which costs O(n) on such input;
- * when that has moved more than a few entries per entry on average the input is
- * not nearly sorted and the rest goes to qsort.
+ * Sorting: a bulk write usually arrives in rowkey order (COPY of an export,
+ * INSERT ... SELECT ... ORDER BY).  When every family's entries are in order,
+ * nothing is sorted: the files are written in one pass over the batches.  Else
+ * each family's entries are first insertion-sorted, which costs O(n) on nearly
+ * sorted input (the cells of a row in another order); when that has moved more
+ * than a few entries per entry on average the input is not nearly sorted and
+ * the rest goes to sort_by_keys.
  *
  * Layer 3 of the store core: it calls write.c (the append), version.c (file
  * numbers) and options.c.
@@ -211,63 +213,6 @@ plan_free(plan *p)
 	free(p);
 }
 
-/* Decodes and sorts; NULL with err set on failure (a truncate among the entries
- * included: a bulk write cannot hold one). */
-static plan *
-plan_new(wc_batch *const *batches, int n, wc_err *err)
-{
-	plan	   *p = calloc(1, sizeof(plan));
-	uint64_t	index = 0;
-	int			last = -1;
-
-	if (p == NULL)
-	{
-		wc_err_set(err, WC_NOMEM, "out of memory");
-		return NULL;
-	}
-	for (int b = 0; b < n; b++)
-	{
-		wc_batch_reader r;
-		wc_batch_entry e;
-		int			rc;
-
-		wc_batch_reader_of(&r, batches[b], index);
-		index += r.count;
-		while ((rc = wc_batch_reader_next(&r, &e, err)) == 1)
-		{
-			plan_family *f;
-
-			if (e.type == WC_TYPE_DEL_ALL)
-			{
-				wc_err_set(err, WC_INVALID, "a bulk write cannot hold a truncate");
-				goto fail;
-			}
-			if ((f = plan_family_get(p, e.fam, e.fam_len, &last, err)) == NULL)
-				goto fail;
-			if (f->n == f->cap)
-			{
-				if (f->n + 1 > SIZE_MAX / sizeof(wc_cell) ||
-					!wc_big_buf_grow(&f->cells, &f->bytes, &f->mapped, (f->n + 1) * sizeof(wc_cell)))
-				{
-					wc_err_set(err, WC_NOMEM, "out of memory");
-					goto fail;
-				}
-				f->cap = f->bytes / sizeof(wc_cell);
-			}
-			f->cells[f->n++] = e.cell;
-		}
-		if (rc < 0)
-			goto fail;
-	}
-	for (int i = 0; i < p->nfams; i++)
-		sort_cells(p->fams[i].cells, p->fams[i].n);
-	return p;
-
-fail:
-	plan_free(p);
-	return NULL;
-}
-
 /* Removes files first .. first + n - 1 of a bulk write that will not commit
  * (those never written, or removed by a failed build, are not there). */
 static void
@@ -285,22 +230,26 @@ remove_files(wc_db *db, uint64_t first, int n)
 }
 
 /*
- * Fills p's families (names and counts, no arrays) and sets *sorted when the
- * entries of every family follow each other in wc_cell_cmp order across the
- * batches, as in an export loaded in rowkey order: the files are then written
- * in one pass over the batches (build_files_in_order), with nothing to sort and
- * no array of cells, which for a million cells was 72 MB of fresh memory (on a
- * virtual machine the first touch of a page is the expensive part; DESIGN.md,
- * "Bulk writes").  Stops at the first entry out of order.  WC_OK or an error.
+ * Reads the batches into p, whose families are empty.  With fill, each family's
+ * entries go into its array of cells (seq i for entry i, counting across the
+ * batches), to be sorted.  Without, only the families and their counts are
+ * kept, and *in_order tells whether the entries of every family follow each
+ * other in wc_cell_cmp order, as in an export loaded in rowkey order; reading
+ * stops at the first entry out of order.  When they do, the files are written in
+ * one pass over the batches (build_files_in_order), with nothing to sort and no
+ * array, which for a million cells was 72 MB of fresh memory (on a virtual
+ * machine the first touch of a page is the expensive part; DESIGN.md, "Bulk
+ * writes").  WC_OK or an error (a truncate among the entries included: a bulk
+ * write cannot hold one).
  */
 static int
-plan_scan(wc_batch *const *batches, int n, plan *p, bool *sorted, wc_err *err)
+plan_read(wc_batch *const *batches, int n, plan *p, bool fill, bool *in_order, wc_err *err)
 {
 	wc_cell		prev[WC_MAX_FAMILIES];
 	uint64_t	index = 0;
 	int			last = -1;
 
-	*sorted = true;
+	*in_order = !fill;
 	for (int b = 0; b < n; b++)
 	{
 		wc_batch_reader r;
@@ -319,13 +268,25 @@ plan_scan(wc_batch *const *batches, int n, plan *p, bool *sorted, wc_err *err)
 			if ((f = plan_family_get(p, e.fam, e.fam_len, &last, err)) == NULL)
 				return err->code;
 			i = (int) (f - p->fams);
-			if (f->n > 0 && wc_cell_cmp(&prev[i], &e.cell) >= 0)
+			if (!fill)
 			{
-				*sorted = false;
-				return WC_OK;
+				if (f->n > 0 && wc_cell_cmp(&prev[i], &e.cell) >= 0)
+				{
+					*in_order = false;
+					return WC_OK;
+				}
+				prev[i] = e.cell;
+				f->n++;
+				continue;
 			}
-			prev[i] = e.cell;
-			f->n++;
+			if (f->n == f->cap)
+			{
+				if (f->n + 1 > SIZE_MAX / sizeof(wc_cell) ||
+					!wc_big_buf_grow(&f->cells, &f->bytes, &f->mapped, (f->n + 1) * sizeof(wc_cell)))
+					return wc_err_set(err, WC_NOMEM, "out of memory");
+				f->cap = f->bytes / sizeof(wc_cell);
+			}
+			f->cells[f->n++] = e.cell;
 		}
 		if (rc < 0)
 			return rc;
@@ -334,8 +295,38 @@ plan_scan(wc_batch *const *batches, int n, plan *p, bool *sorted, wc_err *err)
 }
 
 /*
+ * The plan of a bulk write: its families, and unless *in_order (plan_read),
+ * their cells sorted.  NULL with err set on failure.
+ */
+static plan *
+plan_new(wc_batch *const *batches, int n, bool *in_order, wc_err *err)
+{
+	plan	   *p = calloc(1, sizeof(plan));
+
+	if (p == NULL)
+	{
+		wc_err_set(err, WC_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (plan_read(batches, n, p, false, in_order, err) != WC_OK)
+		goto fail;
+	if (*in_order)
+		return p;
+	memset(p, 0, sizeof(plan));
+	if (plan_read(batches, n, p, true, in_order, err) != WC_OK)
+		goto fail;
+	for (int i = 0; i < p->nfams; i++)
+		sort_cells(p->fams[i].cells, p->fams[i].n);
+	return p;
+
+fail:
+	plan_free(p);
+	return NULL;
+}
+
+/*
  * Writes every family's file (numbers first, first + 1, ... in p's order) in
- * one pass over the batches, whose entries plan_scan found in order, each
+ * one pass over the batches, whose entries plan_read found in order, each
  * entry's seq raised by seq_base.  On failure every file is removed (finish
  * and abandon remove their own).
  */
@@ -464,16 +455,8 @@ wc_db_write_bulk(wc_db *db, wc_batch *const *batches, int n, uint64_t count, uin
 	bool		in_order = false;
 
 	memset(&rec, 0, sizeof(rec));
-	if ((p = calloc(1, sizeof(plan))) == NULL)
-		return wc_err_set(err, WC_NOMEM, "out of memory");
-	if ((rc = plan_scan(batches, n, p, &in_order, err)) != WC_OK)
-		goto out;
-	if (!in_order)
-	{
-		plan_free(p);
-		if ((p = plan_new(batches, n, err)) == NULL)
-			return err->code;
-	}
+	if ((p = plan_new(batches, n, &in_order, err)) == NULL)
+		return err->code;
 	rec.seq_base = 1;			/* wc_db_append writes the real one */
 	rec.tag = tag;
 	rec.count = (uint32_t) count;
