@@ -34,6 +34,9 @@
  *		widecol_fdw.bulk_write_size
  *						a transaction writing this much to a table commits
  *						it as sorted files (engine/ingest.h)
+ *		widecol_fdw.max_row_locks
+ *						row locks a transaction takes in one table before it
+ *						locks them all at once (scan.c)
  *
  * What a value must look like is checked in optparse.c, which has no
  * PostgreSQL dependency (engine/fuzz/fuzz_options.c fuzzes it); this file
@@ -78,6 +81,7 @@ PG_FUNCTION_INFO_V1(widecol_fdw_validator);
 static int	wcfdw_bulk_write_kb = 4096;
 int			wcfdw_max_remembered_commits = 100000;
 int			wcfdw_session_memory_kb = 65536;
+int			wcfdw_max_row_locks = 1000;
 
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
@@ -1031,6 +1035,13 @@ wcfdw_option_init(void)
 							&wcfdw_session_memory_kb,
 							65536, -1, INT_MAX,
 							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol_fdw.max_row_locks",
+							"Row locks a transaction takes in one table before it locks all of the table's rows at once.",
+							"Past it, once no other transaction holds row locks in the table, the transaction takes one lock for all of them and no more row locks (scan.c, lock escalation). -1: never.",
+							&wcfdw_max_row_locks,
+							1000, -1, INT_MAX,
+							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol_fdw");
 }

@@ -632,6 +632,22 @@ wcfdw_row_hash(const wc_cell_view *c)
 	return hash_bytes_extended((const unsigned char *) &c->ts, sizeof(c->ts), h);
 }
 
+/* Escalation is tried again after this many more row locks when it could not be. */
+#define WCFDW_ESCALATION_RETRY	256
+
+/* NOWAIT's error, or false for SKIP LOCKED: a row lock the scan cannot have now. */
+static bool
+wcfdw_row_lock_not_available(Relation rel, LockWaitPolicy wait)
+{
+	if (wait == LockWaitSkip)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 errmsg("could not obtain lock on row in relation \"%s\"",
+					RelationGetRelationName(rel))));
+	return false;				/* keep the compiler quiet */
+}
+
 /*
  * wcfdw_acquire_row_lock
  *		Takes the row lock of the row whose hash is h, in the scan's mode;
@@ -642,24 +658,49 @@ wcfdw_row_hash(const wc_cell_view *c)
  * block and offset 48 bits of the hash: pg_locks shows locktype "tuple" on
  * that table.  Two rows share a lock only if their hashes collide: a
  * needless wait, never a missed one.  NOWAIT: 55P03, as for a heap row.
+ *
+ * Lock escalation.  A heap row's lock lives in the row itself; ours take a
+ * slot of the shared lock table each, which holds max_locks_per_transaction
+ * slots per connection: an UPDATE or DELETE of some thousands of rows in one
+ * transaction filled it ("out of shared memory"), for every session.  So a
+ * row locker first holds the store's rows lock, a page lock tag (page 0 of
+ * the same table, which has no pages), in RowExclusiveLock until its
+ * transaction ends: row lockers never wait for each other there.  Once a
+ * transaction has taken widecol_fdw.max_row_locks row locks in the store, it
+ * asks for that lock in ExclusiveLock, without waiting: granted only when no
+ * other transaction holds row locks in the store, it then stands for a lock of
+ * every row, and no more row locks are taken (a transaction that wants to
+ * lock a row waits for the whole transaction, a NOWAIT fails, SKIP LOCKED
+ * skips).  Not granted, the transaction goes on with row locks and asks again
+ * later, so escalation never waits and never deadlocks.  Plain reads, INSERT
+ * and COPY take no row lock and never wait for it.
  */
 static bool
 wcfdw_row_lock_acquire(WcFdwStore *store, Relation rel, uint64 h, LOCKMODE mode,
 					   LockWaitPolicy wait)
 {
+	LOCKTAG		rows;
 	LOCKTAG		tag;
+	LockAcquireResult r;
+	int64		n;
+
+	SET_LOCKTAG_PAGE(rows, MyDatabaseId, store->relid, 0);
+	if (LockHeldByMe(&rows, ExclusiveLock))
+		return true;			/* escalated: every row is ours */
+	if (!LockHeldByMe(&rows, RowExclusiveLock) &&
+		LockAcquire(&rows, RowExclusiveLock, false, wait != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
+		return wcfdw_row_lock_not_available(rel, wait);
 
 	SET_LOCKTAG_TUPLE(tag, MyDatabaseId, store->relid, (BlockNumber) h,
 					  (OffsetNumber) (h >> 32));
-	if (LockAcquire(&tag, mode, false, wait != LockWaitBlock) != LOCKACQUIRE_NOT_AVAIL)
-		return true;
-	if (wait == LockWaitSkip)
-		return false;
-	ereport(ERROR,
-			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-			 errmsg("could not obtain lock on row in relation \"%s\"",
-					RelationGetRelationName(rel))));
-	return false;				/* keep the compiler quiet */
+	r = LockAcquire(&tag, mode, false, wait != LockWaitBlock);
+	if (r == LOCKACQUIRE_NOT_AVAIL)
+		return wcfdw_row_lock_not_available(rel, wait);
+	if (r == LOCKACQUIRE_OK && wcfdw_max_row_locks >= 0 &&
+		(n = wcfdw_store_count_row_lock(store)) > wcfdw_max_row_locks &&
+		(n - wcfdw_max_row_locks - 1) % WCFDW_ESCALATION_RETRY == 0)
+		(void) LockAcquire(&rows, ExclusiveLock, false, true);
+	return true;
 }
 
 static bool

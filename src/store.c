@@ -608,6 +608,27 @@ wcfdw_free_buried(void)
 }
 
 /*
+ * wcfdw_store_count_row_lock
+ *		Counts a row lock this transaction took in the store (scan.c); returns
+ *		how many it has taken there
+ *
+ * Counted per transaction: the count of an earlier one is dropped at the
+ * first lock of the next.  A subtransaction that aborts gives its locks back
+ * but not its count, so the count may be high: escalation (scan.c) then comes
+ * a little early, which is safe.
+ */
+int64
+wcfdw_store_count_row_lock(WcFdwStore *s)
+{
+	if (s->rowlocks_xact != wcfdw_xact_count)
+	{
+		s->rowlocks_xact = wcfdw_xact_count;
+		s->nrowlocks = 0;
+	}
+	return ++s->nrowlocks;
+}
+
+/*
  * wcfdw_store_write_batch
  *		The batch that command cid (the executor's es_output_cid, or
  *		GetCurrentCommandId(true) for TRUNCATE) writes into

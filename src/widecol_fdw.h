@@ -205,6 +205,7 @@ extern uint64_t wcfdw_horizon(void *arg);
 extern uint64_t wcfdw_full_xid(TransactionId xid);
 extern int	wcfdw_max_remembered_commits;
 extern int	wcfdw_session_memory_kb;
+extern int	wcfdw_max_row_locks;
 
 /* A scan's snapshot, for wcfdw_tag_visible (the engine's tag_visible callback). */
 typedef struct WcFdwSnapshotArg
@@ -284,6 +285,9 @@ typedef struct WcFdwStore
 	char	   *walpath;		/* the path WAL records name, TopMemoryContext */
 	MemoryContext refreshed_cxt;	/* es_query_cxt of the statement that last
 									 * refreshed, NULL when it ended */
+	/* row locks this transaction took in the store (scan.c): store.c only */
+	int64		nrowlocks;
+	uint64		rowlocks_xact;	/* the wcfdw_xact_count they were counted in */
 	/* pending writes of this transaction, in write order: store.c only */
 	WcFdwPendingBatch *pending;
 	int			npending;
@@ -299,6 +303,7 @@ extern void wcfdw_store_scan_closed(WcFdwStore *store);
 
 /* the transaction's writes, committed or discarded by store.c's callbacks */
 extern wc_batch *wcfdw_store_write_batch(WcFdwStore *store, CommandId cid);
+extern int64 wcfdw_store_count_row_lock(WcFdwStore *store);
 extern void wcfdw_store_truncate(WcFdwStore *store, CommandId cid);
 extern wc_batch **wcfdw_store_visible_batches(WcFdwStore *store, CommandId curcid, int *n);
 extern void wcfdw_store_drop_at_commit(Oid relid, const char *path);
