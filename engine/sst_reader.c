@@ -241,11 +241,17 @@ read_block_into(wc_sst *s, uint64_t off, uint64_t size, uint32_t blk, read_bufs 
 		return wc_err_set(err, WC_CORRUPT, "%s in %s at offset %llu has a bad size %llu",
 						  what, fname, (unsigned long long) off, (unsigned long long) size);
 	total = (size_t) size + WC_SST_TRAILER_SIZE;
-	if (s->map != NULL && off + total <= s->map_len && wc_env_map_allowed())
+	/* a mapped file's descriptor is closed (sst_load): the map it must be */
+	if (s->map != NULL && off + total <= s->map_len && (wc_env_map_allowed() || s->file.fd < 0))
 	{
 		src = s->map + off;		/* no system call, no copy */
 		mapped = blk < s->nblocks;
 	}
+	else if (s->file.fd < 0)
+		return wc_err_set(err, WC_CORRUPT,
+						  "%s in %s at offset %llu (%llu bytes) lies past the end of the file (%llu bytes)",
+						  what, fname, (unsigned long long) off, (unsigned long long) size,
+						  (unsigned long long) s->file_size);
 	else
 	{
 		if (!wc_buf_reserve(&rb->raw, &rb->raw_cap, total))
@@ -824,6 +830,14 @@ sst_load(wc_sst *s, wc_err *err)
 	{
 		take_samples(s);
 		cache_identity(s, footer);
+		/*
+		 * Mapped whole, the file needs no descriptor: a session that opened
+		 * hundreds of tables kept one per sorted file and ran out of them
+		 * ("Too many open files"), where PostgreSQL's own files share a pool.
+		 * The map keeps the file, even once a compaction has unlinked it.
+		 */
+		if (s->map != NULL)
+			wc_file_close(&s->file);
 	}
 	return rc;
 }

@@ -58,6 +58,7 @@
  */
 #include "postgres.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -162,13 +163,45 @@ wcfdw_store_exit(int code, Datum arg)
 }
 
 /*
+ * wcfdw_raise_fd_limit
+ *		Raises the soft limit on open files to the hard one
+ *
+ * An open store holds descriptors outside PostgreSQL's pool of virtual file
+ * descriptors (max_files_per_process): its LOCK file, whose byte locks are
+ * its handles' attachment and locks, and the live logs it reads.  Under the
+ * usual soft limit of 1024, a session that opened a few hundred tables (one
+ * pg_dump of a database of many tables) ran out ("Too many open files") while
+ * PostgreSQL's own pool may take a thousand.  The hard limit is the system's
+ * to set; the soft one is the process's, as many servers raise it at start.
+ * At module load: in the postmaster when preloaded (its children inherit it).
+ */
+#define WCFDW_FD_LIMIT	((rlim_t) 1048576)
+
+static void
+wcfdw_raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max ||
+		rl.rlim_cur >= WCFDW_FD_LIMIT)
+		return;
+	/* no higher than the kernel's usual cap (nr_open), nor an unlimited one */
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > WCFDW_FD_LIMIT
+		? WCFDW_FD_LIMIT : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		elog(DEBUG1, "widecol_fdw: could not raise the limit on open files: %m");
+}
+
+/*
  * wcfdw_store_init
  *		Registers the cache's invalidation and exit callbacks and the
- *		transaction callbacks (at module load)
+ *		transaction callbacks (at module load), and raises the limit on open
+ *		files
  */
 void
 wcfdw_store_init(void)
 {
+	wcfdw_raise_fd_limit();
 	CacheRegisterRelcacheCallback(wcfdw_relcache_cb, (Datum) 0);
 	CacheRegisterSyscacheCallback(FOREIGNTABLEREL, wcfdw_syscache_cb, (Datum) 0);
 	CacheRegisterSyscacheCallback(FOREIGNSERVEROID, wcfdw_syscache_cb, (Datum) 0);

@@ -40,6 +40,43 @@ t_is "$(wc_psql -c "INSERT INTO f VALUES ('again', 'a', 'q', 1, 'v')" -c "SELECT
 wc_psql -c "DROP FOREIGN TABLE f" || t_bail "DROP FOREIGN TABLE"
 t_ok "a committed DROP FOREIGN TABLE removes the store's directory" test ! -e "$dir"
 
+# A session that reads many tables (pg_dump of a database of many tables): an open store holds
+# its LOCK file and its live log open, its sorted files only mapped; and the server raised its
+# soft limit on open files to the hard one. Before, 5 descriptors a table here (three sorted
+# files) ran a session out of them ("Too many open files") at about 200 tables.
+NT=300
+wc_psql -c "DO \$\$ BEGIN FOR i IN 1..$NT LOOP
+              EXECUTE format('CREATE FOREIGN TABLE many%s (rowkey text, family text, qualifier text, ts bigint, value text)
+                              SERVER wide OPTIONS (families %L)', i, 'a,b,c');
+              EXECUTE format('INSERT INTO many%s VALUES (''r'', ''a'', ''q'', 1, ''v''), (''r'', ''b'', ''q'', 1, ''v''),
+                                                         (''r'', ''c'', ''q'', 1, ''v'')', i);
+            END LOOP; END \$\$" \
+        -c "DO \$\$ BEGIN FOR i IN 1..$NT LOOP PERFORM widecol_flush('many' || i); END LOOP; END \$\$" \
+        >/dev/null || t_bail "create $NT tables of three sorted files each"
+t_is "$(ls "$(store_of many$NT)" | grep -c '\.sst$')" 3 "table many$NT has three sorted files"
+readall="DO \$\$ DECLARE n int; t int := 0; BEGIN FOR i IN 1..$NT LOOP
+           EXECUTE format('SELECT count(*) FROM many%s', i) INTO n; t := t + n; END LOOP;
+           IF t <> 3 * $NT THEN RAISE EXCEPTION 'read % cells', t; END IF; END \$\$"
+fdout=$(mktemp); wc_on_exit "rm -f '$fdout'"
+wc_psql -c "$readall" -c "SELECT 'pid ' || pg_backend_pid()" -c "SELECT pg_sleep(2)" \
+        -c "SELECT 'read all'" >"$fdout" 2>&1 &
+fdpsql=$!
+for _ in $(seq 1 300); do grep -q '^pid ' "$fdout" && break; sleep 0.1; done
+pid=$(sed -n 's/^pid //p' "$fdout")
+if [ -r "/proc/$pid/fd" ]; then
+    nsst=$(ls -l "/proc/$pid/fd" 2>/dev/null | grep -c '\.sst$')
+    nlock=$(ls -l "/proc/$pid/fd" 2>/dev/null | grep -c '/LOCK$')
+    t_is "$nsst" 0 "a session that read $NT tables of 3 sorted files each holds none of them open"
+    t_is "$nlock" "$NT" "... and each store's LOCK file ($nlock)"
+    read -r soft hard < <(awk '/^Max open files/ { print $4, $5 }' "/proc/$pid/limits")
+    t_is "$soft" "$hard" "the backend's soft limit on open files is the hard one ($soft)"
+else
+    t_diag "no access to /proc/$pid/fd: the descriptor checks are not made"
+fi
+wait "$fdpsql"
+t_ok "the session read every table" grep -qx 'read all' "$fdout"
+t_is "$(wc_psql -c "$readall" -c "SELECT 'ok'" 2>&1 | tail -1)" "ok" "... and so does the next session"
+
 wc_psql -c "CREATE DATABASE other" >/dev/null || t_bail "CREATE DATABASE other"
 wc_psql -d other -c "CREATE EXTENSION widecol_fdw" -c "CREATE SERVER wide FOREIGN DATA WRAPPER widecol_fdw" \
         -c "CREATE FOREIGN TABLE g (rowkey text, family text, value text) SERVER wide OPTIONS (families 'a')" \
