@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cell.h"
 #include "coding.h"
 #include "env.h"
 #include "err.h"
@@ -63,6 +64,15 @@ struct wc_batch
 	bool		seqs_mapped;
 	uint64_t	truncate_seq;	/* pending seq of the last DEL_ALL, or 0 */
 	uint64_t	truncate_index; /* its entry index */
+
+	/* the rows of the entries lie in [min, max] (offsets into buf), unless
+	 * rows_all (a DEL_ALL) or !rows_any (no entry yet) */
+	size_t		rmin_off;
+	size_t		rmax_off;
+	uint32_t	rmin_len;
+	uint32_t	rmax_len;
+	bool		rows_any;
+	bool		rows_all;
 
 	/* overlays: they hold entries [0, indexed_count), bytes [0, indexed_off) */
 	size_t		indexed_off;
@@ -170,6 +180,45 @@ wc_batch_clear(wc_batch *b)
 	b->count = 0;
 	b->truncate_seq = 0;
 	b->truncate_index = 0;
+	b->rows_any = false;
+	b->rows_all = false;
+}
+
+/* Widens b's row bounds to the row at buf + off (an entry's, already in buf). */
+static void
+note_row(wc_batch *b, size_t off, uint32_t len)
+{
+	const uint8_t *r = b->buf + off;
+
+	if (!b->rows_any)
+	{
+		b->rmin_off = b->rmax_off = off;
+		b->rmin_len = b->rmax_len = len;
+		b->rows_any = true;
+	}
+	else if (wc_row_cmp(r, len, b->buf + b->rmin_off, b->rmin_len) < 0)
+	{
+		b->rmin_off = off;
+		b->rmin_len = len;
+	}
+	else if (wc_row_cmp(r, len, b->buf + b->rmax_off, b->rmax_len) > 0)
+	{
+		b->rmax_off = off;
+		b->rmax_len = len;
+	}
+}
+
+bool
+wc_batch_row_bounds(const wc_batch *b, const uint8_t **min, size_t *min_len,
+					const uint8_t **max, size_t *max_len)
+{
+	if (b == NULL || !b->rows_any || b->rows_all)
+		return false;
+	*min = b->buf + b->rmin_off;
+	*min_len = b->rmin_len;
+	*max = b->buf + b->rmax_off;
+	*max_len = b->rmax_len;
+	return true;
 }
 
 uint64_t
@@ -319,7 +368,8 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 		  const void *row, size_t row_len, const void *qual, size_t qual_len,
 		  int64_t ts, const void *val, size_t val_len, wc_err *err)
 {
-	size_t		size;
+	size_t		size,
+				row_off;
 	uint8_t    *p;
 	int			rc;
 
@@ -335,6 +385,7 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 	p = b->buf + b->len;
 	*p++ = type;
 	p = wc_put_bytes(p, fam, fam_len);
+	row_off = (size_t) (p - b->buf) + wc_varint_len(row_len);
 	p = wc_put_bytes(p, row, row_len);
 	p = wc_put_bytes(p, qual, qual_len);
 	wc_put_fixed64(p, (uint64_t) ts);
@@ -348,7 +399,10 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 	{
 		b->truncate_seq = b->seqs[b->count];
 		b->truncate_index = b->count;
+		b->rows_all = true;
 	}
+	else
+		note_row(b, row_off, (uint32_t) row_len);
 	b->count++;
 	return WC_OK;
 }
@@ -504,8 +558,15 @@ wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err)
 	uint64_t	first,
 				count,
 				trunc_index;
-	size_t		n;
-	bool		trunc;
+	size_t		n,
+				base,
+				rmin_off,
+				rmax_off;
+	uint32_t	rmin_len,
+				rmax_len;
+	bool		trunc,
+				rows_any,
+				rows_all;
 	int			rc;
 
 	if (dst == NULL || src == NULL)
@@ -515,6 +576,12 @@ wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err)
 	count = src->count;
 	trunc = src->truncate_seq != 0;
 	trunc_index = src->truncate_index;
+	rows_any = src->rows_any;
+	rows_all = src->rows_all;
+	rmin_off = src->rmin_off;
+	rmin_len = src->rmin_len;
+	rmax_off = src->rmax_off;
+	rmax_len = src->rmax_len;
 	if (count == 0)
 		return WC_OK;
 	if ((rc = check_count(dst, count, err)) != WC_OK ||
@@ -523,6 +590,7 @@ wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err)
 	/* src's entries are encoded and checked already; src->buf is read after
 	 * reserve, which may have moved it (when dst == src) */
 	memcpy(dst->buf + dst->len, src->buf, n);
+	base = dst->len;
 	first = take_pending_seqs(count);
 	for (uint64_t i = 0; i < count; i++)
 		dst->seqs[dst->count + i] = first + i;
@@ -533,6 +601,13 @@ wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err)
 	}
 	dst->len += n;
 	dst->count += count;
+	if (rows_all)
+		dst->rows_all = true;
+	if (rows_any)
+	{
+		note_row(dst, base + rmin_off, rmin_len);
+		note_row(dst, base + rmax_off, rmax_len);
+	}
 	return WC_OK;
 }
 

@@ -40,6 +40,14 @@ uint64_t	wc_batch_pending_seq_now(void);
 /* The pending seq of the batch's last DEL_ALL entry, or 0 if none. */
 uint64_t	wc_batch_truncate_seq(const wc_batch *b);
 
+/*
+ * The least and the greatest rowkey among b's entries (pointing into b, valid
+ * until it changes): true.  False when b has no entry or holds a truncate,
+ * which touches every row.
+ */
+bool		wc_batch_row_bounds(const wc_batch *b, const uint8_t **min, size_t *min_len,
+								const uint8_t **max, size_t *max_len);
+
 /* A decoded payload entry. */
 typedef struct wc_batch_entry
 {

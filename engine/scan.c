@@ -57,6 +57,8 @@ static const wc_iter_ops borrow_ops = {
 typedef struct source
 {
 	wc_sst	   *sst;			/* NULL for memtables */
+	wc_batch   *batch;			/* a pending batch: its overlay, made when wanted */
+	bool		empty;			/* the batch has nothing of this family */
 	wc_iter    *iter;
 } source;
 
@@ -225,6 +227,30 @@ sst_wanted(wc_scan *scan, const fam_stream *fs, wc_sst *s)
 	return true;
 }
 
+/*
+ * Should pending batch b take part, given the ranges?  A transaction of many
+ * writing statements has a batch for each (the caller's pending writes,
+ * src/store.c), and a scan that read every one of them, an overlay seek and a
+ * merge child each, cost in proportion to their number: a PL/pgSQL loop of
+ * INSERT then SELECT by rowkey slowed down quadratically.  A batch whose rows
+ * lie outside every range is left out, as a sorted file is.
+ */
+static bool
+batch_wanted(const wc_scan *scan, const wc_batch *b)
+{
+	const uint8_t *lo,
+			   *hi;
+	size_t		lo_len,
+				hi_len;
+
+	if (scan->nranges == 0 || !wc_batch_row_bounds(b, &lo, &lo_len, &hi, &hi_len))
+		return true;
+	for (int i = 0; i < scan->nranges; i++)
+		if (range_overlaps(&scan->ranges[i], lo, lo_len, hi, hi_len))
+			return true;
+	return false;
+}
+
 /* (Re)builds the merge of fs over the sources that can matter for the ranges. */
 static int
 stream_build(wc_scan *scan, fam_stream *fs)
@@ -242,7 +268,27 @@ stream_build(wc_scan *scan, fam_stream *fs)
 		source	   *s = &fs->src[i];
 		borrow_iter *b;
 
-		if (s->sst)
+		if (s->batch)
+		{
+			wc_memtable *mt;
+
+			if (s->empty || !batch_wanted(scan, s->batch))
+				continue;
+			if (s->iter == NULL)
+			{
+				if ((mt = wc_batch_overlay(s->batch, (const uint8_t *) fs->name, fs->name_len,
+										   &scan->err)) == NULL)
+				{
+					if (scan->err.code != WC_OK)
+						goto fail;
+					s->empty = true;
+					continue;
+				}
+				if ((s->iter = wc_memtable_iter_new(mt)) == NULL)
+					goto oom;
+			}
+		}
+		else if (s->sst)
 		{
 			scan->stats.files_total++;
 			if (!sst_wanted(scan, fs, s->sst))
@@ -277,10 +323,12 @@ stream_build(wc_scan *scan, fam_stream *fs)
 	return WC_OK;
 
 oom:
+	wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+fail:
 	for (int i = 0; i < n; i++)
 		wc_iter_close(children[i]);
 	free(children);
-	return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
+	return scan->err.code;
 }
 
 static int
@@ -315,21 +363,9 @@ stream_init(wc_scan *scan, fam_stream *fs, const wc_family *f, int64_t now)
 	if (fs->src == NULL)
 		return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
 
+	/* overlays made when wanted (batch_wanted) */
 	for (int i = 0; i < scan->opts->npending; i++)
-	{
-		wc_memtable *mt = wc_batch_overlay(scan->opts->pending[i], (const uint8_t *) f->name,
-										   f->name_len, &scan->err);
-
-		if (mt == NULL)
-		{
-			if (scan->err.code != WC_OK)
-				return scan->err.code;
-			continue;
-		}
-		if ((fs->src[fs->nsrc].iter = wc_memtable_iter_new(mt)) == NULL)
-			return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
-		fs->nsrc++;
-	}
+		fs->src[fs->nsrc++].batch = scan->opts->pending[i];
 	for (int i = 0; i < v->nmems; i++)
 	{
 		if (strlen(v->mems[i].family) != f->name_len ||

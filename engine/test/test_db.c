@@ -406,6 +406,115 @@ test_pending_and_truncate(void)
 	test_rmdir(dir);
 }
 
+/* A one-row range [row, row] in r (row must outlive it). */
+static void
+point_range(wc_key_range *r, const char *row)
+{
+	memset(r, 0, sizeof(*r));
+	r->start = r->stop = (const uint8_t *) row;
+	r->start_len = r->stop_len = strlen(row);
+	r->start_bound = r->stop_bound = WC_INCLUSIVE;
+}
+
+/*
+ * Many pending batches, one a statement, as a transaction of many writing
+ * statements has: a scan of row ranges leaves out those whose rows lie outside
+ * them (scan.c, batch_wanted), and reads the others as before, also after a
+ * reset to other ranges; a batch holding a truncate (every row) and a batch
+ * appended into another (its rows too) are never left out wrongly.
+ */
+static void
+test_pending_ranges(void)
+{
+	char	   *dir = test_tmpdir("pending-ranges");
+	wc_family_opts f1[] = {{"f", 0, 0, WC_COMPRESS_LZ4, 0}};
+	wc_db	   *db = open_db(dir, f1, 1, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_batch   *mine[200];
+	wc_scan_opts o;
+	wc_scan    *s;
+	wc_cell_view c;
+	wc_key_range r[2];
+	wc_err		err;
+	char		row[16];
+	const uint8_t *lo,
+			   *hi;
+	size_t		lo_len,
+				hi_len;
+
+	wc_err_clear(&err);
+	for (int i = 0; i < 200; i++)
+	{
+		snprintf(row, sizeof(row), "r%03d", i);
+		put(b, "f", row, "q", 1, "committed");
+	}
+	write_batch(db, b);
+	/* batch i writes row 2i (pending), batch 1 also deletes committed row r001 */
+	for (int i = 0; i < 100; i++)
+	{
+		mine[i] = wc_batch_new();
+		snprintf(row, sizeof(row), "r%03d", 2 * i);
+		put(mine[i], "f", row, "q", 1, "pending");
+	}
+	CHECK_OK(wc_batch_delete_version(mine[1], "f", 1, "r001", 4, "q", 1, 1, &err), &err);
+	CHECK(wc_batch_row_bounds(mine[1], &lo, &lo_len, &hi, &hi_len) &&
+		  lo_len == 4 && memcmp(lo, "r001", 4) == 0 && hi_len == 4 && memcmp(hi, "r002", 4) == 0,
+		  "batch 1's rows are r001..r002");
+	wc_scan_opts_init(&o);
+	o.pending = mine;
+	o.npending = 100;
+	o.ranges = r;
+	o.nranges = 1;
+	point_range(&r[0], "r010");
+	EXPECT_SCAN(db, &o, "r010/f:q@1=pending;");
+	point_range(&r[0], "r011");
+	EXPECT_SCAN(db, &o, "r011/f:q@1=committed;");
+	point_range(&r[0], "r001");
+	EXPECT_SCAN(db, &o, "");
+	r[0].start = (const uint8_t *) "r050";
+	r[0].stop = (const uint8_t *) "r054";
+	r[0].stop_bound = WC_EXCLUSIVE;
+	EXPECT_SCAN(db, &o, "r050/f:q@1=pending;r051/f:q@1=committed;r052/f:q@1=pending;"
+				"r053/f:q@1=committed;");
+
+	/* a kept scan reset to other rows reads the batches it left out */
+	point_range(&r[0], "r020");
+	CHECK_OK(wc_scan_open(db, &o, &s, &err), &err);
+	CHECK(wc_scan_next(s, &c, &err) == 1 && c.val_len == 7 && memcmp(c.val, "pending", 7) == 0,
+		  "r020 is pending");
+	point_range(&r[1], "r198");
+	CHECK_OK(wc_scan_reset(s, &r[1], 1, &err), &err);
+	CHECK(wc_scan_next(s, &c, &err) == 1 && c.row_len == 4 && memcmp(c.row, "r198", 4) == 0 &&
+		  c.val_len == 7 && memcmp(c.val, "pending", 7) == 0, "after the reset, r198 is pending");
+	CHECK(wc_scan_next(s, &c, &err) == 0, "and alone");
+	wc_scan_close(s);
+
+	/* a batch appended into batch 99: its row comes along */
+	mine[100] = wc_batch_new();
+	put(mine[100], "f", "r150x", "q", 1, "appended");
+	CHECK_OK(wc_batch_append(mine[99], mine[100], &err), &err);
+	wc_batch_free(mine[100]);
+	point_range(&r[0], "r150x");
+	EXPECT_SCAN(db, &o, "r150x/f:q@1=appended;");
+
+	/* a truncate touches every row: its batch always takes part */
+	mine[100] = wc_batch_new();
+	CHECK_OK(wc_batch_truncate(mine[100], &err), &err);
+	put(mine[100], "f", "r005", "q", 1, "after");
+	CHECK(!wc_batch_row_bounds(mine[100], &lo, &lo_len, &hi, &hi_len), "a truncate has no row bounds");
+	o.npending = 101;
+	point_range(&r[0], "r010");
+	EXPECT_SCAN(db, &o, "");
+	point_range(&r[0], "r005");
+	EXPECT_SCAN(db, &o, "r005/f:q@1=after;");
+
+	for (int i = 0; i <= 100; i++)
+		wc_batch_free(mine[i]);
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
 /* ---------------------------------------------------------------- the model test */
 
 typedef struct mentry
@@ -2468,6 +2577,7 @@ main(void)
 	test_webtable();
 	test_deletes_and_retention();
 	test_pending_and_truncate();
+	test_pending_ranges();
 	test_block_bounds();
 	test_inspect();
 	test_recompress();
