@@ -162,6 +162,8 @@ wcfdw_store_exit(int code, Datum arg)
 	wc_shared_memtable_release();
 }
 
+#define WCFDW_FD_LIMIT	((rlim_t) 1048576)
+
 /*
  * wcfdw_raise_fd_limit
  *		Raises the soft limit on open files to the hard one
@@ -174,9 +176,8 @@ wcfdw_store_exit(int code, Datum arg)
  * PostgreSQL's own pool may take a thousand.  The hard limit is the system's
  * to set; the soft one is the process's, as many servers raise it at start.
  * At module load: in the postmaster when preloaded (its children inherit it).
+ * No higher than the kernel's usual cap (nr_open), nor unlimited.
  */
-#define WCFDW_FD_LIMIT	((rlim_t) 1048576)
-
 static void
 wcfdw_raise_fd_limit(void)
 {
@@ -185,7 +186,6 @@ wcfdw_raise_fd_limit(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max ||
 		rl.rlim_cur >= WCFDW_FD_LIMIT)
 		return;
-	/* no higher than the kernel's usual cap (nr_open), nor an unlimited one */
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > WCFDW_FD_LIMIT
 		? WCFDW_FD_LIMIT : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
