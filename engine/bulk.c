@@ -213,6 +213,18 @@ plan_free(plan *p)
 	free(p);
 }
 
+/* A builder of sorted file number for family (its options), or NULL with err set. */
+static wc_sst_builder *
+builder_new(wc_db *db, const char *family, uint64_t number, wc_err *err)
+{
+	wc_sst_build_opts o;
+	char		name[32];
+
+	wc_file_name(name, sizeof(name), number, "sst");
+	wc_db_build_opts(db, family, 0, &o);
+	return wc_sst_builder_new(db->dir, name, &o, err);
+}
+
 /* Removes files first .. first + n - 1 of a bulk write that will not commit
  * (those never written, or removed by a failed build, are not there). */
 static void
@@ -342,12 +354,8 @@ build_files_in_order(wc_db *db, wc_batch *const *batches, int n, const plan *p,
 
 	for (; nopen < p->nfams; nopen++)
 	{
-		wc_sst_build_opts o;
-		char		name[32];
-
-		wc_file_name(name, sizeof(name), first + (uint64_t) nopen, "sst");
-		wc_db_build_opts(db, p->fams[nopen].name, 0, &o);
-		if ((builders[nopen] = wc_sst_builder_new(db->dir, name, &o, err)) == NULL)
+		if ((builders[nopen] = builder_new(db, p->fams[nopen].name, first + (uint64_t) nopen,
+										   err)) == NULL)
 		{
 			rc = err->code;
 			goto fail;
@@ -406,15 +414,11 @@ fail:
 static int
 build_file(wc_db *db, const plan_family *f, uint64_t number, uint64_t seq_base, wc_err *err)
 {
-	wc_sst_build_opts o;
 	wc_sst_builder *b;
 	wc_sst_props props;
-	char		name[32];
 	int			rc;
 
-	wc_file_name(name, sizeof(name), number, "sst");
-	wc_db_build_opts(db, f->name, 0, &o);
-	if ((b = wc_sst_builder_new(db->dir, name, &o, err)) == NULL)
+	if ((b = builder_new(db, f->name, number, err)) == NULL)
 		return err->code;
 	for (size_t k = 0; k < f->n; k++)
 	{

@@ -104,10 +104,17 @@ static uint32_t *my_refs;
 static uint32_t my_nslots;
 static pid_t my_pid;			/* the process my_refs counts for */
 
+/* Does my_refs count for this process (not one inherited by fork)? */
+static bool
+my_refs_mine(void)
+{
+	return my_refs != NULL && my_pid == getpid();
+}
+
 static bool
 my_refs_ready(void)
 {
-	if (my_refs != NULL && my_nslots == region->nslots && my_pid == getpid())
+	if (my_refs_mine() && my_nslots == region->nslots)
 		return true;
 	free(my_refs);				/* another region's, or inherited by fork */
 	my_nslots = 0;
@@ -219,22 +226,25 @@ wc_shared_memtable_detach(void)
 	my_nslots = 0;
 }
 
+/* Gives back n of s's references (region's mutex held); an unreferenced slot
+ * of a flushed or failed log is freed. */
+static void
+slot_unref_locked(wc_shlog *s, uint32_t n)
+{
+	s->refs -= n < s->refs ? n : s->refs;
+	if (s->refs == 0 && (s->state == SLOT_DEAD || __atomic_load_n(&s->failed, __ATOMIC_RELAXED)))
+		slot_clear(s);
+}
+
 void
 wc_shared_memtable_release(void)
 {
 	if (region == NULL)
 		return;
 	lock_mutex(&region->mutex);
-	for (uint32_t i = 0; my_refs != NULL && my_pid == getpid() && i < my_nslots; i++)
-	{
-		wc_shlog   *s = &region->slots[i];
-
-		if (my_refs[i] == 0)
-			continue;
-		s->refs -= my_refs[i] < s->refs ? my_refs[i] : s->refs;
-		if (s->refs == 0 && (s->state == SLOT_DEAD || __atomic_load_n(&s->failed, __ATOMIC_RELAXED)))
-			slot_clear(s);
-	}
+	for (uint32_t i = 0; my_refs_mine() && i < my_nslots; i++)
+		if (my_refs[i] > 0)
+			slot_unref_locked(&region->slots[i], my_refs[i]);
 	pthread_mutex_unlock(&region->mutex);
 	wc_shared_memtable_detach();
 }
@@ -391,12 +401,9 @@ wc_shlog_unref(wc_shlog *s, bool dead)
 	lock_mutex(&region->mutex);
 	if (dead && s->state == SLOT_LIVE)
 		s->state = SLOT_DEAD;
-	if (s->refs > 0)
-		s->refs--;
-	if (my_refs != NULL && my_pid == getpid() && my_refs[s - region->slots] > 0)
+	if (my_refs_mine() && my_refs[s - region->slots] > 0)
 		my_refs[s - region->slots]--;
-	if (s->refs == 0 && (s->state == SLOT_DEAD || __atomic_load_n(&s->failed, __ATOMIC_RELAXED)))
-		slot_clear(s);
+	slot_unref_locked(s, 1);
 	pthread_mutex_unlock(&region->mutex);
 }
 
