@@ -9,11 +9,23 @@
  * compression context for all its blocks: creating one costs more than
  * compressing a 4 KiB block.  The builder keeps the first
  * error; a file that failed is removed.
+ *
+ * A large file's blocks are compressed in a helper thread while the caller
+ * builds the next ones (DESIGN.md, "Compression beside the build"): full blocks
+ * gather in a job of JOB_BYTES; a full job goes to a thread of its own, which
+ * compresses each block and appends its trailer, while the blocks of the next
+ * job are built; before that one is handed over, the first is joined and written
+ * out, its blocks' index entries added in order.  The helper touches only its
+ * job and the compression library: no file, no caller's callback, no signal (it
+ * starts with every signal blocked, so a backend's handlers run in the backend's
+ * thread).  The bytes written are those of a build without it.
  */
 #include "sst.h"
 
 #include <limits.h>
 #include <lz4.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -27,6 +39,7 @@
 
 #define DEFAULT_BLOCK_BYTES		(16u << 10)
 #define WRITE_BUFFER_FLUSH		(1u << 20)
+#define JOB_BYTES				(512u << 10)	/* of blocks as built, per job */
 
 /* A growable byte buffer. */
 typedef struct bbuf
@@ -35,6 +48,29 @@ typedef struct bbuf
 	size_t		len;
 	size_t		cap;
 } bbuf;
+
+/*
+ * Blocks to be compressed together, in the helper thread or, for the last of a
+ * file, in the builder's.  The helper reads raw, lens, compression, level and
+ * zstd, and writes out, sizes and rc; the builder touches none of them from
+ * the thread's start until it has joined it.
+ */
+typedef struct wc_job
+{
+	bbuf		raw;			/* the blocks as built, back to back */
+	bbuf		lens;			/* per block its length in raw (fixed32) */
+	bbuf		keys;			/* per block its last key, as key_put encodes it */
+	uint32_t	nblocks;
+	size_t		out_bound;		/* the most store_block can append for them */
+	bbuf		out;			/* the blocks as stored, each with its trailer */
+	bbuf		sizes;			/* per block its stored size (fixed32) */
+	int			rc;				/* WC_OK, or WC_NOMEM */
+	int			compression;
+	int			level;
+	ZSTD_CCtx  *zstd;
+	pthread_t	thread;
+	bool		running;		/* thread started, not joined */
+} wc_job;
 
 struct wc_sst_builder
 {
@@ -49,6 +85,10 @@ struct wc_sst_builder
 
 	wc_block_builder block;
 	wc_bloom_builder bloom;
+	bool		use_helper;		/* compress full jobs in a helper thread */
+	wc_job		jobs[2];		/* jobs[filling] gathers blocks; the other may
+								 * be compressing */
+	int			filling;
 	bbuf		wbuf;			/* bytes not yet written, at offset written */
 	uint64_t	written;
 	bbuf		index;			/* index entries, without the count */
@@ -120,34 +160,32 @@ cur_offset(const wc_sst_builder *b)
 }
 
 /*
- * Appends a block: data[0..len-1], lz4- or zstd-compressed when asked and worth
- * it (it saves at least an eighth, as in LevelDB: otherwise decompressing costs
- * more than the bytes it saves), then its trailer.  Sets *size to the stored
- * size.  A zstd block is one frame that records its content size (the reader
- * checks it against the trailer's raw_len) and no checksum of its own (the
- * trailer's CRC covers it).
+ * Appends a block to out: data[0..len-1], lz4- or zstd-compressed when asked and
+ * worth it (it saves at least an eighth, as in LevelDB: otherwise decompressing
+ * costs more than the bytes it saves), then its trailer.  Sets *size to the
+ * stored size.  A zstd block is one frame that records its content size (the
+ * reader checks it against the trailer's raw_len) and no checksum of its own
+ * (the trailer's CRC covers it).  WC_OK or WC_NOMEM; runs in the helper thread
+ * too, so it sets no error message.
  */
 static int
-append_block(wc_sst_builder *b, const uint8_t *data, size_t len, int compression,
-			 uint64_t *size)
+store_block(bbuf *out, const uint8_t *data, size_t len, int compression, int level,
+			ZSTD_CCtx *zstd, uint64_t *size)
 {
-	uint8_t    *out;
+	uint8_t    *dst;
 	size_t		stored = len;
 	uint8_t		type = WC_COMPRESS_NONE;
 	uint32_t	crc;
 
-	if (len > UINT32_MAX)
-		return wc_err_set(&b->err, WC_INVALID, "block of %zu bytes too large in \"%s\"",
-						  len, b->file.name);
 	if (compression == WC_COMPRESS_LZ4 && len <= LZ4_MAX_INPUT_SIZE)
 	{
 		int			bound = LZ4_compressBound((int) len);
 		int			n;
 
-		if (bbuf_reserve(&b->wbuf, (size_t) bound + WC_SST_TRAILER_SIZE) != WC_OK)
-			return nomem(b);
-		out = b->wbuf.data + b->wbuf.len;
-		n = LZ4_compress_default((const char *) data, (char *) out, (int) len, bound);
+		if (bbuf_reserve(out, (size_t) bound + WC_SST_TRAILER_SIZE) != WC_OK)
+			return WC_NOMEM;
+		dst = out->data + out->len;
+		n = LZ4_compress_default((const char *) data, (char *) dst, (int) len, bound);
 		if (n > 0 && (size_t) n < len - len / 8)
 		{
 			stored = (size_t) n;
@@ -160,10 +198,10 @@ append_block(wc_sst_builder *b, const uint8_t *data, size_t len, int compression
 		size_t		n;
 
 		if (ZSTD_isError(bound) || bound > SIZE_MAX - WC_SST_TRAILER_SIZE ||
-			bbuf_reserve(&b->wbuf, bound + WC_SST_TRAILER_SIZE) != WC_OK)
-			return nomem(b);
-		out = b->wbuf.data + b->wbuf.len;
-		n = ZSTD_compressCCtx(b->zstd, out, bound, data, len, b->compression_level);
+			bbuf_reserve(out, bound + WC_SST_TRAILER_SIZE) != WC_OK)
+			return WC_NOMEM;
+		dst = out->data + out->len;
+		n = ZSTD_compressCCtx(zstd, dst, bound, data, len, level);
 		/* an error (it can only be out of memory) leaves the block plain */
 		if (!ZSTD_isError(n) && n < len - len / 8)
 		{
@@ -173,30 +211,79 @@ append_block(wc_sst_builder *b, const uint8_t *data, size_t len, int compression
 	}
 	if (type == WC_COMPRESS_NONE)
 	{
-		if (bbuf_reserve(&b->wbuf, len + WC_SST_TRAILER_SIZE) != WC_OK)
-			return nomem(b);
-		out = b->wbuf.data + b->wbuf.len;
+		if (bbuf_reserve(out, len + WC_SST_TRAILER_SIZE) != WC_OK)
+			return WC_NOMEM;
+		dst = out->data + out->len;
 		if (len > 0)
-			memcpy(out, data, len);
+			memcpy(dst, data, len);
 	}
-	out[stored] = type;
-	wc_put_fixed32(out + stored + 1, (uint32_t) len);
-	crc = wc_crc32c(out, stored + 5);
-	wc_put_fixed32(out + stored + 5, crc);
-	b->wbuf.len += stored + WC_SST_TRAILER_SIZE;
+	dst[stored] = type;
+	wc_put_fixed32(dst + stored + 1, (uint32_t) len);
+	crc = wc_crc32c(dst, stored + 5);
+	wc_put_fixed32(dst + stored + 5, crc);
+	out->len += stored + WC_SST_TRAILER_SIZE;
 	*size = stored;
+	return WC_OK;
+}
+
+/* The most store_block can append for a block of len bytes (no more than it reserves). */
+static size_t
+block_bound(int compression, size_t len)
+{
+	size_t		bound = len;
+
+	if (compression == WC_COMPRESS_LZ4 && len <= LZ4_MAX_INPUT_SIZE)
+		bound = (size_t) LZ4_compressBound((int) len);
+	else if (compression == WC_COMPRESS_ZSTD && !ZSTD_isError(ZSTD_compressBound(len)))
+		bound = ZSTD_compressBound(len);
+	return (bound > len ? bound : len) + WC_SST_TRAILER_SIZE;
+}
+
+/* Appends a block to the write buffer (store_block), writing it out past a megabyte. */
+static int
+append_block(wc_sst_builder *b, const uint8_t *data, size_t len, int compression,
+			 uint64_t *size)
+{
+	if (len > UINT32_MAX)
+		return wc_err_set(&b->err, WC_INVALID, "block of %zu bytes too large in \"%s\"",
+						  len, b->file.name);
+	if (store_block(&b->wbuf, data, len, compression, b->compression_level, b->zstd,
+					size) != WC_OK)
+		return nomem(b);
 	if (b->wbuf.len >= WRITE_BUFFER_FLUSH)
 		return flush_wbuf(b);
 	return WC_OK;
 }
 
-/* Appends an index entry for the current data block, whose last key is the last entry. */
+/* A block's last key, for its index entry. */
+typedef struct index_key
+{
+	const uint8_t *row;
+	size_t		row_len;
+	const uint8_t *qual;
+	size_t		qual_len;
+	int64_t		ts;
+	uint64_t	seq;
+	uint8_t		type;
+} index_key;
+
+/* The last entry added, the key of the block it ends. */
+static index_key
+last_key(const wc_sst_builder *b)
+{
+	index_key	k = {b->last_row.data, b->last_row.len, b->last_qual.data,
+	b->last_qual.len, b->last_ts, b->last_seq, b->last_type};
+
+	return k;
+}
+
+/* Appends the index entry of the block at off, of size stored bytes, whose last key is k. */
 static int
-index_add(wc_sst_builder *b, uint64_t off, uint64_t size)
+index_add(wc_sst_builder *b, uint64_t off, uint64_t size, const index_key *k)
 {
 	uint8_t    *p;
 
-	if (bbuf_reserve(&b->index, 10 * 5 + 8 + 1 + b->last_row.len + b->last_qual.len) != WC_OK)
+	if (bbuf_reserve(&b->index, 10 * 5 + 8 + 1 + k->row_len + k->qual_len) != WC_OK)
 		return nomem(b);
 	if (bbuf_reserve(&b->where, 12) != WC_OK)
 		return nomem(b);
@@ -204,26 +291,225 @@ index_add(wc_sst_builder *b, uint64_t off, uint64_t size)
 	wc_put_fixed32(b->where.data + b->where.len, (uint32_t) b->index.len);
 	p = wc_put_varint64(p, off);
 	p = wc_put_varint64(p, size);
-	p = wc_put_varint64(p, b->last_row.len);
+	p = wc_put_varint64(p, k->row_len);
 	wc_put_fixed32(b->where.data + b->where.len + 4, (uint32_t) (p - b->index.data));
-	wc_put_fixed32(b->where.data + b->where.len + 8, (uint32_t) b->last_row.len);
+	wc_put_fixed32(b->where.data + b->where.len + 8, (uint32_t) k->row_len);
 	b->where.len += 12;
-	if (b->last_row.len > 0)
-		memcpy(p, b->last_row.data, b->last_row.len);
-	p += b->last_row.len;
-	p = wc_put_bytes(p, b->last_qual.data, b->last_qual.len);
-	wc_put_fixed64(p, (uint64_t) b->last_ts);
+	if (k->row_len > 0)
+		memcpy(p, k->row, k->row_len);
+	p += k->row_len;
+	p = wc_put_bytes(p, k->qual, k->qual_len);
+	wc_put_fixed64(p, (uint64_t) k->ts);
 	p += 8;
-	p = wc_put_varint64(p, b->last_seq);
-	*p++ = b->last_type;
+	p = wc_put_varint64(p, k->seq);
+	*p++ = k->type;
 	b->index.len = (size_t) (p - b->index.data);
 	b->nindex++;
 	return WC_OK;
 }
 
+/* Encodes k at the end of buf: its rowkey and qualifier (fixed32 length, bytes), ts, seq, type. */
+static int
+key_put(bbuf *buf, const index_key *k)
+{
+	uint8_t    *p;
+
+	if (bbuf_reserve(buf, 4 + k->row_len + 4 + k->qual_len + 8 + 8 + 1) != WC_OK)
+		return WC_NOMEM;
+	p = buf->data + buf->len;
+	wc_put_fixed32(p, (uint32_t) k->row_len);
+	p += 4;
+	if (k->row_len > 0)
+		memcpy(p, k->row, k->row_len);
+	p += k->row_len;
+	wc_put_fixed32(p, (uint32_t) k->qual_len);
+	p += 4;
+	if (k->qual_len > 0)
+		memcpy(p, k->qual, k->qual_len);
+	p += k->qual_len;
+	wc_put_fixed64(p, (uint64_t) k->ts);
+	wc_put_fixed64(p + 8, k->seq);
+	p[16] = k->type;
+	buf->len = (size_t) (p + 17 - buf->data);
+	return WC_OK;
+}
+
+/* Decodes the key at *p (key_put's), pointing into it, and moves *p past it. */
+static index_key
+key_get(const uint8_t **p)
+{
+	const uint8_t *q = *p;
+	index_key	k;
+
+	k.row_len = wc_get_fixed32(q);
+	k.row = q + 4;
+	q += 4 + k.row_len;
+	k.qual_len = wc_get_fixed32(q);
+	k.qual = q + 4;
+	q += 4 + k.qual_len;
+	k.ts = (int64_t) wc_get_fixed64(q);
+	k.seq = wc_get_fixed64(q + 8);
+	k.type = q[16];
+	*p = q + 17;
+	return k;
+}
+
+/*
+ * Compresses a job's blocks (store_block each); the helper thread's body.  Its
+ * buffers were reserved by the builder's thread (job_start), so it allocates
+ * nothing but what a zstd context may.
+ */
+static void *
+job_run(void *arg)
+{
+	wc_job	   *j = arg;
+	const uint8_t *raw = j->raw.data;
+
+	j->rc = WC_OK;
+	for (uint32_t i = 0; i < j->nblocks; i++)
+	{
+		size_t		len = wc_get_fixed32(j->lens.data + 4 * i);
+		uint64_t	size;
+
+		if (store_block(&j->out, raw, len, j->compression, j->level, j->zstd, &size) != WC_OK)
+		{
+			j->rc = WC_NOMEM;
+			break;
+		}
+		wc_put_fixed32(j->sizes.data + 4 * i, (uint32_t) size);
+		raw += len;
+	}
+	return NULL;
+}
+
+/*
+ * Starts j's compression in a helper thread, with every signal blocked (the
+ * thread inherits the mask of the thread that creates it); with here, or when
+ * no thread can be started, compresses it in this one.
+ */
+static int
+job_start(wc_job *j, bool here)
+{
+	sigset_t	all,
+				old;
+
+	if (bbuf_reserve(&j->out, j->out_bound) != WC_OK ||
+		bbuf_reserve(&j->sizes, 4 * (size_t) j->nblocks) != WC_OK)
+		return WC_NOMEM;
+	if (here)
+	{
+		job_run(j);
+		return WC_OK;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	j->running = pthread_create(&j->thread, NULL, job_run, j) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!j->running)
+		job_run(j);
+	return WC_OK;
+}
+
+static void
+job_join(wc_job *j)
+{
+	if (j->running)
+	{
+		pthread_join(j->thread, NULL);
+		j->running = false;
+	}
+}
+
+/*
+ * Writes out a job that was started (joining its thread) and adds its blocks'
+ * index entries, then empties it.
+ */
+static int
+job_finish(wc_sst_builder *b, wc_job *j)
+{
+	const uint8_t *key;
+	uint64_t	off;
+	int			rc;
+
+	job_join(j);
+	if (j->rc != WC_OK)
+		return nomem(b);
+	if ((rc = flush_wbuf(b)) != WC_OK)
+		return rc;
+	off = b->written;
+	key = j->keys.data;
+	for (uint32_t i = 0; i < j->nblocks; i++)
+	{
+		uint64_t	size = wc_get_fixed32(j->sizes.data + 4 * i);
+		index_key	k = key_get(&key);
+
+		if ((rc = index_add(b, off, size, &k)) != WC_OK)
+			return rc;
+		off += size + WC_SST_TRAILER_SIZE;
+		b->props.blocks++;
+	}
+	if (j->out.len > 0 &&
+		(rc = wc_file_pwrite(&b->file, j->out.data, j->out.len, b->written, &b->err)) != WC_OK)
+		return rc;
+	b->written += j->out.len;
+	j->raw.len = j->lens.len = j->keys.len = j->out.len = j->sizes.len = 0;
+	j->nblocks = 0;
+	j->out_bound = 0;
+	return WC_OK;
+}
+
+/*
+ * Hands the filling job to a helper thread once the one before it is written
+ * out; with last, compresses it here instead (nothing is left to build beside
+ * it) and writes it out too.
+ */
+static int
+job_submit(wc_sst_builder *b, bool last)
+{
+	wc_job	   *j = &b->jobs[b->filling];
+	wc_job	   *prev = &b->jobs[1 - b->filling];
+	int			rc;
+
+	if (prev->running || prev->nblocks > 0)
+	{
+		if ((rc = job_finish(b, prev)) != WC_OK)
+			return rc;
+	}
+	if (j->nblocks == 0)
+		return WC_OK;
+	if (job_start(j, last) != WC_OK)
+		return nomem(b);
+	if (last)
+		return job_finish(b, j);
+	b->filling = 1 - b->filling;
+	return WC_OK;
+}
+
+/* Appends a job's block to it, handing the job over once full. */
+static int
+job_add(wc_sst_builder *b, const uint8_t *data, size_t len, const index_key *k)
+{
+	wc_job	   *j = &b->jobs[b->filling];
+
+	if (len > UINT32_MAX)
+		return wc_err_set(&b->err, WC_INVALID, "block of %zu bytes too large in \"%s\"",
+						  len, b->file.name);
+	if (bbuf_reserve(&j->raw, len) != WC_OK || bbuf_reserve(&j->lens, 4) != WC_OK ||
+		key_put(&j->keys, k) != WC_OK)
+		return nomem(b);
+	memcpy(j->raw.data + j->raw.len, data, len);
+	j->raw.len += len;
+	wc_put_fixed32(j->lens.data + j->lens.len, (uint32_t) len);
+	j->lens.len += 4;
+	j->nblocks++;
+	j->out_bound += block_bound(b->compression, len);
+	return j->raw.len >= JOB_BYTES ? job_submit(b, false) : WC_OK;
+}
+
 static int
 emit_data_block(wc_sst_builder *b)
 {
+	index_key	k = last_key(b);
 	const uint8_t *data;
 	size_t		len;
 	uint64_t	off = cur_offset(b);
@@ -232,13 +518,13 @@ emit_data_block(wc_sst_builder *b)
 
 	if (wc_block_builder_finish(&b->block, &data, &len) != WC_OK)
 		return nomem(b);
-	if ((rc = append_block(b, data, len, b->compression, &size)) != WC_OK)
-		return rc;
-	if ((rc = index_add(b, off, size)) != WC_OK)
-		return rc;
-	b->props.blocks++;
+	if (b->use_helper)
+		rc = job_add(b, data, len, &k);
+	else if ((rc = append_block(b, data, len, b->compression, &size)) == WC_OK &&
+			 (rc = index_add(b, off, size, &k)) == WC_OK)
+		b->props.blocks++;
 	wc_block_builder_reset(&b->block);
-	return WC_OK;
+	return rc;
 }
 
 wc_sst_builder *
@@ -313,6 +599,13 @@ wc_sst_builder_new(const char *dir, const char *name, const wc_sst_build_opts *o
 	else
 		b->version = opts->compression == WC_COMPRESS_ZSTD ? WC_SST_VERSION : WC_SST_VERSION_NO_ZSTD;
 	b->block_bytes = opts->block_bytes ? opts->block_bytes : DEFAULT_BLOCK_BYTES;
+	b->use_helper = opts->compression != WC_COMPRESS_NONE && !opts->compress_here;
+	for (int i = 0; i < 2; i++)
+	{
+		b->jobs[i].compression = b->compression;
+		b->jobs[i].level = b->compression_level;
+		b->jobs[i].zstd = b->zstd;
+	}
 	wc_block_builder_init(&b->block);
 	wc_bloom_builder_init(&b->bloom, opts->bloom_bits_per_key);
 	memcpy(b->props.family, opts->family, famlen + 1);
@@ -436,8 +729,9 @@ wc_sst_builder_cells(const wc_sst_builder *b)
 uint64_t
 wc_sst_builder_file_bytes(const wc_sst_builder *b)
 {
-	return cur_offset(b) + (wc_block_builder_empty(&b->block) ? 0 :
-							wc_block_builder_size(&b->block));
+	/* blocks waiting in jobs counted as built */
+	return cur_offset(b) + b->jobs[0].raw.len + b->jobs[1].raw.len +
+		(wc_block_builder_empty(&b->block) ? 0 : wc_block_builder_size(&b->block));
 }
 
 /* Encodes the properties block (FORMAT.md, "Sorted files", "Properties block"). */
@@ -525,6 +819,8 @@ finish_file(wc_sst_builder *b)
 	int			rc;
 
 	if (!wc_block_builder_empty(&b->block) && (rc = emit_data_block(b)) != WC_OK)
+		return rc;
+	if (b->use_helper && (rc = job_submit(b, true)) != WC_OK)
 		return rc;
 	if (p->cells == 0)
 	{
@@ -614,6 +910,17 @@ builder_free(wc_sst_builder *b, bool remove)
 	char		name[sizeof(b->file.name)];
 
 	memcpy(name, b->file.name, sizeof(name));
+	for (int i = 0; i < 2; i++)
+	{
+		wc_job	   *j = &b->jobs[i];
+
+		job_join(j);
+		free(j->raw.data);
+		free(j->lens.data);
+		free(j->keys.data);
+		free(j->out.data);
+		free(j->sizes.data);
+	}
 	if (b->file_open)
 		wc_file_close(&b->file);
 	if (remove)

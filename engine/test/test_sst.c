@@ -33,6 +33,9 @@ static const char *row_prefix = NULL;
 /* The format version build() writes (0 = the current one). */
 static int build_version = 0;
 
+/* build() compresses in its own thread, never in a helper (sst_builder.c). */
+static bool build_here = false;
+
 /* A cell that owns its bytes. */
 typedef struct ref_cell
 {
@@ -174,7 +177,8 @@ static int
 build(const char *dir, const char *name, const ref_cell *cells, int n, int compression,
 	  size_t block_bytes, int bits, wc_sst_props *props, wc_err *err)
 {
-	wc_sst_build_opts o = {"fam", 1, compression, block_bytes, bits, build_version, 0};
+	wc_sst_build_opts o = {"fam", 1, compression, block_bytes, bits, build_version, 0,
+	build_here};
 	wc_sst_builder *b = wc_sst_builder_new(dir, name, &o, err);
 
 	if (b == NULL)
@@ -432,7 +436,7 @@ static void
 test_bloom_rate(const char *dir)
 {
 	const int	nrows = 20000;
-	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_LZ4, 0, 10, 0, 0};
+	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_LZ4, 0, 10, 0, 0, false};
 	wc_err		err;
 	wc_sst_builder *b;
 	wc_sst_props props;
@@ -522,7 +526,7 @@ test_empty(const char *dir)
 static void
 test_misuse(const char *dir)
 {
-	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_NONE, 0, 10, 0, 0};
+	wc_sst_build_opts o = {"fam", 0, WC_COMPRESS_NONE, 0, 10, 0, 0, false};
 	wc_err		err;
 	wc_sst_builder *b;
 	wc_sst_props props;
@@ -580,6 +584,127 @@ test_misuse(const char *dir)
 }
 
 /* Every write and fsync of a build fails in turn: finish fails, nothing is left. */
+static int
+read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	FILE	   *f = fopen(path, "rb");
+	long		n;
+
+	if (f == NULL)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	*buf = malloc(n ? n : 1);
+	*len = fread(*buf, 1, n, f);
+	fclose(f);
+	return 0;
+}
+
+static void
+write_file(const char *path, const uint8_t *buf, size_t len)
+{
+	FILE	   *f = fopen(path, "wb");
+
+	if (f == NULL || fwrite(buf, 1, len, f) != len)
+		fprintf(stderr, "cannot write %s\n", path);
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Blocks compressed in helper threads, a file of many jobs: the file holds the
+ * bytes of one compressed in the builder's own thread, lz4 and zstd.  A write
+ * that fails while a job is out fails the file cleanly (removed, reported); a
+ * builder abandoned while a job is out leaves nothing.
+ */
+static void
+test_helper(const char *dir)
+{
+	const int	n = 20000;
+	ref_cell   *cells = make_cells(n, 5000, true);
+	wc_sst_props props;
+	wc_err		err;
+	int			failures = 0,
+				bad = 0;
+
+	for (int comp = WC_COMPRESS_LZ4; comp <= WC_COMPRESS_ZSTD; comp++)
+	{
+		char		path[2][512];
+		uint8_t    *bytes[2];
+		size_t		len[2];
+		uint64_t	blocks[2];
+		wc_sst	   *s;
+
+		for (int here = 0; here < 2; here++)
+		{
+			wc_err_clear(&err);
+			build_here = here;
+			CHECK_OK(build(dir, here ? "here.sst" : "helper.sst", cells, n, comp, 4096, 10,
+						   &props, &err), &err);
+			build_here = false;
+			blocks[here] = props.blocks;
+			wc_sst_props_clear(&props);
+			snprintf(path[here], sizeof(path[here]), "%s/%s", dir, here ? "here.sst" : "helper.sst");
+			CHECK(read_file(path[here], &bytes[here], &len[here]) == 0, "read %s", path[here]);
+		}
+		/* a job is 512 KiB of blocks as built: 128 of 4 KiB */
+		CHECK(blocks[0] > 4 * 128, "only %llu blocks: too few jobs", (unsigned long long) blocks[0]);
+		CHECK(len[0] == len[1] && blocks[0] == blocks[1] && memcmp(bytes[0], bytes[1], len[0]) == 0,
+			  "compression %d: %zu bytes with helpers, %zu without", comp, len[0], len[1]);
+		free(bytes[0]);
+		free(bytes[1]);
+		wc_err_clear(&err);
+		CHECK_OK(wc_sst_open(dir, "helper.sst", &s, &err), &err);
+		if (err.code == WC_OK)
+		{
+			CHECK(read_all(s, cells, n, &err, NULL) == n, "data compressed by helpers");
+			CHECK_OK(wc_sst_verify(s, &err), &err);
+			wc_sst_unref(s);
+		}
+		wc_env_unlink(dir, "here.sst", &err);
+		wc_env_unlink(dir, "helper.sst", &err);
+	}
+
+	for (long at = 1; at < 1000; at++)
+	{
+		int			rc;
+
+		wc_err_clear(&err);
+		wc_fault_set(WC_FAULT_WRITE, at, ENOSPC);
+		rc = build(dir, "fault.sst", cells, n, WC_COMPRESS_LZ4, 4096, 10, &props, &err);
+		wc_fault_set(WC_FAULT_WRITE, 0, 0);
+		if (rc == WC_OK)
+		{
+			wc_sst_props_clear(&props);
+			wc_env_unlink(dir, "fault.sst", &err);
+			break;
+		}
+		failures++;
+		if (rc != WC_NOSPACE || wc_env_exists(dir, "fault.sst") || strlen(err.msg) == 0)
+			bad++;
+	}
+	CHECK(failures >= 10, "only %d injected failures", failures);
+	CHECK(bad == 0, "%d injected failures not reported cleanly", bad);
+
+	for (int stop = 1000; stop < n; stop += 6000)
+	{
+		wc_sst_build_opts o = {"fam", 1, WC_COMPRESS_LZ4, 4096, 10, 0, 0, false};
+		wc_sst_builder *b;
+		int			rc = WC_OK;
+
+		wc_err_clear(&err);
+		b = wc_sst_builder_new(dir, "abandoned.sst", &o, &err);
+		CHECK_OK(err.code, &err);
+		for (int i = 0; b != NULL && i < stop; i++)
+			rc = wc_sst_builder_add(b, &cells[i].c);
+		CHECK(rc == WC_OK, "add: %d", rc);
+		wc_sst_builder_abandon(b);
+		CHECK(!wc_env_exists(dir, "abandoned.sst"), "abandoned file left after %d cells", stop);
+	}
+	free_cells(cells, n);
+}
+
 static void
 test_faults(const char *dir)
 {
@@ -650,34 +775,6 @@ test_faults(const char *dir)
 	CHECK(failures >= 4, "only %d injected failures", failures);
 	CHECK(bad == 0, "%d injected failures not reported cleanly", bad);
 	free_cells(cells, n);
-}
-
-static int
-read_file(const char *path, uint8_t **buf, size_t *len)
-{
-	FILE	   *f = fopen(path, "rb");
-	long		n;
-
-	if (f == NULL)
-		return -1;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	*buf = malloc(n ? n : 1);
-	*len = fread(*buf, 1, n, f);
-	fclose(f);
-	return 0;
-}
-
-static void
-write_file(const char *path, const uint8_t *buf, size_t len)
-{
-	FILE	   *f = fopen(path, "wb");
-
-	if (f == NULL || fwrite(buf, 1, len, f) != len)
-		fprintf(stderr, "cannot write %s\n", path);
-	if (f)
-		fclose(f);
 }
 
 /*
@@ -857,7 +954,7 @@ test_zstd(const char *dir)
 	const int	n = 3000;
 	ref_cell   *cells = make_cells(n, 600, false);
 	wc_sst_props props;
-	wc_sst_build_opts o = {"fam", 1, WC_COMPRESS_ZSTD, 256, 10, 1, 0};
+	wc_sst_build_opts o = {"fam", 1, WC_COMPRESS_ZSTD, 256, 10, 1, 0, false};
 	wc_err		err;
 	uint8_t    *orig = NULL,
 			   *copy;
@@ -1314,6 +1411,7 @@ main(void)
 	test_bloom_rate(dir);
 	test_misuse(dir);
 	test_faults(dir);
+	test_helper(dir);
 	test_search_arrays(dir);
 	test_zstd(dir);
 	corrupt_file(dir, 60, WC_COMPRESS_NONE, 300, 0);
