@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -860,6 +861,37 @@ wc_big_buf_free(void *buf, size_t cap, bool mapped)
 		munmap(buf, cap);
 	else
 		free(buf);
+}
+
+bool
+wc_helper_start(pthread_t *thread, void *(*fn) (void *), void *arg)
+{
+	sigset_t	all,
+				old;
+	bool		started;
+
+	/* the thread inherits the mask of the thread that creates it */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	started = pthread_create(thread, NULL, fn, arg) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return started;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+
+void
+wc_populate_write(void *addr, size_t len)
+{
+	long		page = sysconf(_SC_PAGESIZE);
+	uintptr_t	a = (uintptr_t) addr;
+	uintptr_t	start = a - a % (uintptr_t) page;
+
+	/* EINVAL on older kernels, ENOMEM or EFAULT when memory is short: the
+	 * writer then faults the pages in itself, as without this */
+	(void) madvise((void *) start, len + (a - start), MADV_POPULATE_WRITE);
 }
 
 int

@@ -10,6 +10,7 @@
 #ifndef WC_ENV_H
 #define WC_ENV_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -198,6 +199,22 @@ bool		wc_array_reserve(void *arrp, size_t *cap, size_t need, size_t elem);
 #define WC_BIG_BUF_MIN	((size_t) 4 << 20)
 bool		wc_big_buf_grow(void *bufp, size_t *cap, bool *mapped, size_t need);
 void		wc_big_buf_free(void *buf, size_t cap, bool mapped);
+
+/*
+ * A helper thread for pure computation inside a caller that may be a PostgreSQL
+ * backend: started with every signal blocked (so a backend's handlers keep
+ * running in its own thread), it must touch nothing but what it is given: no
+ * file of the engine, no callback, no lock.  False when no thread could be
+ * started (the caller then does the work itself).  Join it with pthread_join.
+ */
+bool		wc_helper_start(pthread_t *thread, void *(*fn) (void *), void *arg);
+
+/*
+ * Makes the pages of [addr, addr + len) resident and writable without changing
+ * what they hold (MADV_POPULATE_WRITE, Linux 5.14 on): the kernel's zeroing of
+ * fresh pages done ahead, in whichever thread calls it.  Best effort.
+ */
+void		wc_populate_write(void *addr, size_t len);
 
 /* Fault injection (tests only; process-local). */
 /* (Its settings and counters are plain process-wide variables: for tests that do their

@@ -25,7 +25,6 @@
 #include <limits.h>
 #include <lz4.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -383,28 +382,18 @@ job_run(void *arg)
 }
 
 /*
- * Starts j's compression in a helper thread, with every signal blocked (the
- * thread inherits the mask of the thread that creates it); with here, or when
- * no thread can be started, compresses it in this one.
+ * Starts j's compression in a helper thread (wc_helper_start: every signal
+ * blocked); with here, or when no thread can be started, compresses it in this
+ * one.
  */
 static int
 job_start(wc_job *j, bool here)
 {
-	sigset_t	all,
-				old;
-
 	if (bbuf_reserve(&j->out, j->out_bound) != WC_OK ||
 		bbuf_reserve(&j->sizes, 4 * (size_t) j->nblocks) != WC_OK)
 		return WC_NOMEM;
-	if (here)
-	{
-		job_run(j);
-		return WC_OK;
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	j->running = pthread_create(&j->thread, NULL, job_run, j) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!here)
+		j->running = wc_helper_start(&j->thread, job_run, j);
 	if (!j->running)
 		job_run(j);
 	return WC_OK;

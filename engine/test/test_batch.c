@@ -704,7 +704,9 @@ test_ingest_payload(void)
 /*
  * A batch past WC_BIG_BUF_MIN grows in a mapping of its own (mremap, no copy): its
  * entries and their pending seqs read back whole across the growth, a clear gives the
- * big buffers back, and the batch is used again, small then big.
+ * big buffers back, and the batch is used again, small then big, then bigger (~110
+ * MB: its pages made resident ahead of it by helper threads, batch.c's
+ * populate_ahead, across several growths).  Freed while one may still run.
  */
 static void
 test_big(void)
@@ -714,9 +716,10 @@ test_big(void)
 				val[200];
 	wc_err		err;
 
-	for (int round = 0; round < 3; round++)
+	for (int round = 0; round < 4; round++)
 	{
-		int			n = round == 1 ? 10 : 120000;	/* ~26 MB of entries */
+		/* ~26 MB of entries; 10; ~110 MB */
+		int			n = round == 1 ? 10 : round == 3 ? 500000 : 120000;
 		wc_batch_reader r;
 		wc_batch_entry e;
 		int			got = 0,
@@ -752,6 +755,16 @@ test_big(void)
 			  wc_batch_bytes(b));
 		wc_batch_clear(b);
 		CHECK(wc_batch_count(b) == 0 && wc_batch_bytes(b) == 0, "cleared");
+	}
+	for (int i = 0; i < 200000; i++)
+	{
+		snprintf(row, sizeof(row), "row%09d", i);
+		wc_err_clear(&err);
+		if (wc_batch_put(b, "f", 1, row, strlen(row), "q", 1, i, val, sizeof(val), &err) != WC_OK)
+		{
+			CHECK(false, "put %d: %s", i, err.msg);
+			break;
+		}
 	}
 	wc_batch_free(b);
 }
