@@ -222,6 +222,8 @@ builder_new(wc_db *db, const char *family, uint64_t number, wc_err *err)
 
 	wc_file_name(name, sizeof(name), number, "sst");
 	wc_db_build_opts(db, family, 0, &o);
+	/* the committer waits for these files: their lz4 goes to a second core */
+	o.helper = true;
 	return wc_sst_builder_new(db->dir, name, &o, err);
 }
 

@@ -59,7 +59,9 @@ typedef struct wc_sst_build_opts
 								 * DEL_FAMILY is added); 1 (an index without
 								 * search arrays) for tests of old files */
 	int			compression_level;	/* zstd's; 0 = WC_ZSTD_LEVEL_DEFAULT */
-	bool		compress_here;	/* never in a helper thread (sst_builder.c) */
+	bool		helper;			/* blocks compressed in a helper thread
+								 * (sst_builder.c): for a bulk write, whose
+								 * committer waits for it */
 } wc_sst_build_opts;
 
 typedef struct wc_sst_builder wc_sst_builder;

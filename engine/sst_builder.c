@@ -10,8 +10,9 @@
  * compressing a 4 KiB block.  The builder keeps the first
  * error; a file that failed is removed.
  *
- * A large file's blocks are compressed in a helper thread while the caller
- * builds the next ones (DESIGN.md, "Compression beside the build"): full blocks
+ * A large file's blocks may be compressed in a helper thread while the caller
+ * builds the next ones (opts->helper; DESIGN.md, "Compression beside the
+ * build"): full blocks
  * gather in a job of JOB_BYTES; a full job goes to a thread of its own, which
  * compresses each block and appends its trailer, while the blocks of the next
  * job are built; before that one is handed over, the first is joined and written
@@ -588,7 +589,7 @@ wc_sst_builder_new(const char *dir, const char *name, const wc_sst_build_opts *o
 	else
 		b->version = opts->compression == WC_COMPRESS_ZSTD ? WC_SST_VERSION : WC_SST_VERSION_NO_ZSTD;
 	b->block_bytes = opts->block_bytes ? opts->block_bytes : DEFAULT_BLOCK_BYTES;
-	b->use_helper = opts->compression != WC_COMPRESS_NONE && !opts->compress_here;
+	b->use_helper = opts->compression != WC_COMPRESS_NONE && opts->helper;
 	for (int i = 0; i < 2; i++)
 	{
 		b->jobs[i].compression = b->compression;

@@ -1448,6 +1448,114 @@ test_ingest(void)
 	test_rmdir(dir);
 }
 
+/* The value of cell i of test_ingest_helpers: 300 bytes, compressible, its own. */
+static void
+helper_value(int i, char *v, size_t len)
+{
+	for (size_t k = 0; k < len; k++)
+		v[k] = (char) ('a' + (i * 7 + (int) k / 13) % 26);
+	snprintf(v, 12, "%010d", i);
+	v[10] = '-';
+}
+
+/*
+ * A bulk write large enough for the helper threads: each lz4 family gets 3 MB of
+ * blocks (sst_builder.c's jobs of 512 KiB), the batch 9 MB (batch.c's pages made
+ * resident ahead past 4 MiB); the third family is stored plain, without one.  It
+ * reads back whole; a try whose Nth write fails (N = 1..24) fails cleanly,
+ * leaving no file, whichever job the fault met.
+ */
+static void
+test_ingest_helpers(void)
+{
+	char	   *dir = test_tmpdir("ingest-helpers");
+	wc_db	   *db = open_db(dir, fams3, 3, 0);
+	wc_batch   *b = wc_batch_new();
+	enum
+	{
+		N = 30000, VLEN = 300
+	};
+	char		row[16],
+				val[VLEN];
+	int			failures = 0,
+				sst_failures = 0,
+				successes = 0;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	for (int i = 0; i < N; i++)
+	{
+		snprintf(row, sizeof(row), "r%06d", i / 3);
+		helper_value(i, val, VLEN);
+		if (wc_batch_put(b, fams3[i % 3].name, strlen(fams3[i % 3].name), row, strlen(row),
+						 "q", 1, 1, val, VLEN, &err) != WC_OK)
+			failures++;
+	}
+	CHECK(failures == 0, "%d puts failed: %s", failures, err.msg);
+	CHECK(wc_batch_bytes(b) > 8 * 1024 * 1024, "a batch of %zu bytes", wc_batch_bytes(b));
+	for (int n = 1; n <= 24; n++)
+	{
+		int			before = count_ssts(dir),
+					rc;
+
+		tag_state[100 + n] = WC_TXN_IN_PROGRESS;
+		wc_fault_set(WC_FAULT_WRITE, n, ENOSPC);
+		wc_err_clear(&err);
+		rc = wc_db_write(db, &b, 1, (uint64_t) (100 + n), true, &err);
+		wc_fault_set(WC_FAULT_WRITE, 0, 0);
+		if (rc == WC_OK)
+		{
+			tag_state[100 + n] = WC_TXN_COMMITTED;
+			successes++;
+			continue;
+		}
+		failures++;
+		if (strstr(err.msg, ".sst") != NULL)
+			sst_failures++;
+		CHECK(rc == WC_NOSPACE && strstr(err.msg, "No space") != NULL, "write fault %d: rc=%d %s",
+			  n, rc, err.msg);
+		CHECK(count_ssts(dir) == before, "write fault %d: %d sorted files, %d before", n,
+			  count_ssts(dir), before);
+		tag_state[100 + n] = WC_TXN_ABORTED;
+		wc_db_close(db);
+		db = open_db(dir, fams3, 3, 0);
+	}
+	/* the same cells each time: a success writes them again, as new versions of themselves */
+	CHECK(sst_failures >= 8 && successes >= 1, "the sweep: %d writes failed (%d of a sorted file), %d succeeded",
+		  failures, sst_failures, successes);
+	{
+		wc_scan_opts o;
+		wc_scan    *s = NULL;
+		wc_cell_view c;
+		int			read = 0,
+					bad = 0,
+					rc;
+
+		CHECK_OK(wc_db_refresh(db, &err), &err);
+		wc_scan_opts_init(&o);
+		CHECK_OK(wc_scan_open(db, &o, &s, &err), &err);
+		while (s != NULL && (rc = wc_scan_next(s, &c, &err)) == 1)
+		{
+			int			i = atoi((const char *) c.val);
+
+			helper_value(i, val, VLEN);
+			snprintf(row, sizeof(row), "r%06d", i / 3);
+			if (i < 0 || i >= N || c.val_len != VLEN || memcmp(c.val, val, VLEN) != 0 ||
+				c.row_len != strlen(row) || memcmp(c.row, row, c.row_len) != 0 ||
+				c.family_len != strlen(fams3[i % 3].name) ||
+				memcmp(c.family, fams3[i % 3].name, c.family_len) != 0)
+				bad++;
+			read++;
+		}
+		CHECK(s != NULL && rc == 0, "scan: %s", err.msg);
+		wc_scan_close(s);
+		CHECK(read == N && bad == 0, "read back %d of %d cells, %d wrong", read, N, bad);
+	}
+	wc_batch_free(b);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
 /*
  * A bulk write whose Nth write fails, for N = 1..40: a write that fails does so
  * cleanly (no space) and leaves no sorted file behind, whichever of its files
@@ -2587,6 +2695,7 @@ main(void)
 	test_model(true);
 	test_ingest();
 	test_ingest_faults();
+	test_ingest_helpers();
 	for (int mode = 0; mode < 4; mode++)
 		test_bulk_order(mode);
 	open_ingest_bytes = 0;

@@ -33,8 +33,8 @@ static const char *row_prefix = NULL;
 /* The format version build() writes (0 = the current one). */
 static int build_version = 0;
 
-/* build() compresses in its own thread, never in a helper (sst_builder.c). */
-static bool build_here = false;
+/* build() has blocks compressed in helper threads (sst_builder.c). */
+static bool build_helper = false;
 
 /* A cell that owns its bytes. */
 typedef struct ref_cell
@@ -178,7 +178,7 @@ build(const char *dir, const char *name, const ref_cell *cells, int n, int compr
 	  size_t block_bytes, int bits, wc_sst_props *props, wc_err *err)
 {
 	wc_sst_build_opts o = {"fam", 1, compression, block_bytes, bits, build_version, 0,
-	build_here};
+	build_helper};
 	wc_sst_builder *b = wc_sst_builder_new(dir, name, &o, err);
 
 	if (b == NULL)
@@ -639,10 +639,10 @@ test_helper(const char *dir)
 		for (int here = 0; here < 2; here++)
 		{
 			wc_err_clear(&err);
-			build_here = here;
+			build_helper = !here;
 			CHECK_OK(build(dir, here ? "here.sst" : "helper.sst", cells, n, comp, 4096, 10,
 						   &props, &err), &err);
-			build_here = false;
+			build_helper = false;
 			blocks[here] = props.blocks;
 			wc_sst_props_clear(&props);
 			snprintf(path[here], sizeof(path[here]), "%s/%s", dir, here ? "here.sst" : "helper.sst");
@@ -672,7 +672,9 @@ test_helper(const char *dir)
 
 		wc_err_clear(&err);
 		wc_fault_set(WC_FAULT_WRITE, at, ENOSPC);
+		build_helper = true;
 		rc = build(dir, "fault.sst", cells, n, WC_COMPRESS_LZ4, 4096, 10, &props, &err);
+		build_helper = false;
 		wc_fault_set(WC_FAULT_WRITE, 0, 0);
 		if (rc == WC_OK)
 		{
@@ -689,7 +691,7 @@ test_helper(const char *dir)
 
 	for (int stop = 1000; stop < n; stop += 6000)
 	{
-		wc_sst_build_opts o = {"fam", 1, WC_COMPRESS_LZ4, 4096, 10, 0, 0, false};
+		wc_sst_build_opts o = {"fam", 1, WC_COMPRESS_LZ4, 4096, 10, 0, 0, true};
 		wc_sst_builder *b;
 		int			rc = WC_OK;
 
