@@ -69,8 +69,7 @@ struct wc_batch
 	 * unmapped while it runs.
 	 */
 	size_t		populated;
-	pthread_t	pop_thread;
-	bool		pop_running;
+	wc_helper	pop;
 	bool		pop_done;
 	uint8_t    *pop_addr;
 	size_t		pop_len;
@@ -161,16 +160,6 @@ populate_run(void *arg)
 }
 
 static void
-populate_join(wc_batch *b)
-{
-	if (b->pop_running)
-	{
-		pthread_join(b->pop_thread, NULL);
-		b->pop_running = false;
-	}
-}
-
-static void
 populate_ahead(wc_batch *b)
 {
 	size_t		end;
@@ -178,12 +167,12 @@ populate_ahead(wc_batch *b)
 	if (!b->buf_mapped || b->populated >= b->cap ||
 		b->populated > b->len + POPULATE_AHEAD / 2)
 		return;
-	if (b->pop_running)
+	if (b->pop.running)
 	{
 		/* still at it: the writer faults in its own pages meanwhile */
 		if (!__atomic_load_n(&b->pop_done, __ATOMIC_ACQUIRE))
 			return;
-		populate_join(b);
+		wc_helper_join(&b->pop);
 	}
 	if (b->populated < b->len)
 		b->populated = b->len;
@@ -191,7 +180,7 @@ populate_ahead(wc_batch *b)
 	b->pop_addr = b->buf + b->populated;
 	b->pop_len = end - b->populated;
 	b->pop_done = false;
-	b->pop_running = wc_helper_start(&b->pop_thread, populate_run, b);
+	wc_helper_start(&b->pop, populate_run, b);
 	b->populated = end;
 }
 
@@ -219,7 +208,7 @@ wc_batch_free(wc_batch *b)
 {
 	if (b == NULL)
 		return;
-	populate_join(b);
+	wc_helper_join(&b->pop);
 	drop_overlays(b);
 	wc_big_buf_free(b->buf, b->cap, b->buf_mapped);
 	wc_big_buf_free(b->seqs, b->seqs_cap * sizeof(*b->seqs), b->seqs_mapped);
@@ -246,7 +235,7 @@ wc_batch_clear(wc_batch *b)
 		return;
 	drop_overlays(b);
 	/* a batch is reused per transaction: keep small buffers, return big ones */
-	populate_join(b);
+	wc_helper_join(&b->pop);
 	b->buf = free_if_big(b->buf, &b->cap, &b->buf_mapped, 1);
 	if (b->buf == NULL)
 		b->populated = 0;
@@ -331,7 +320,7 @@ reserve(wc_batch *b, size_t more, uint64_t nentries, wc_err *err)
 						  b->len, more);
 	if (b->len + more > b->cap)
 	{
-		populate_join(b);
+		wc_helper_join(&b->pop);
 		if (!wc_big_buf_grow(&b->buf, &b->cap, &b->buf_mapped, b->len + more))
 			return wc_err_set(err, WC_NOMEM, "out of memory for a write batch of %zu bytes",
 							  b->len + more);

@@ -864,18 +864,27 @@ wc_big_buf_free(void *buf, size_t cap, bool mapped)
 }
 
 bool
-wc_helper_start(pthread_t *thread, void *(*fn) (void *), void *arg)
+wc_helper_start(wc_helper *h, void *(*fn) (void *), void *arg)
 {
 	sigset_t	all,
 				old;
-	bool		started;
 
 	/* the thread inherits the mask of the thread that creates it */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	started = pthread_create(thread, NULL, fn, arg) == 0;
+	h->running = pthread_create(&h->thread, NULL, fn, arg) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return started;
+	return h->running;
+}
+
+void
+wc_helper_join(wc_helper *h)
+{
+	if (h->running)
+	{
+		pthread_join(h->thread, NULL);
+		h->running = false;
+	}
 }
 
 #ifndef MADV_POPULATE_WRITE

@@ -204,10 +204,18 @@ void		wc_big_buf_free(void *buf, size_t cap, bool mapped);
  * A helper thread for pure computation inside a caller that may be a PostgreSQL
  * backend: started with every signal blocked (so a backend's handlers keep
  * running in its own thread), it must touch nothing but what it is given: no
- * file of the engine, no callback, no lock.  False when no thread could be
- * started (the caller then does the work itself).  Join it with pthread_join.
+ * file of the engine, no callback, no lock.  wc_helper_start sets h->running
+ * and returns it: false when no thread could be started (the caller then does
+ * the work itself).  wc_helper_join waits for a running one, once.
  */
-bool		wc_helper_start(pthread_t *thread, void *(*fn) (void *), void *arg);
+typedef struct wc_helper
+{
+	pthread_t	thread;
+	bool		running;		/* started, not joined */
+} wc_helper;
+
+bool		wc_helper_start(wc_helper *h, void *(*fn) (void *), void *arg);
+void		wc_helper_join(wc_helper *h);
 
 /*
  * Makes the pages of [addr, addr + len) resident and writable without changing

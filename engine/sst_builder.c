@@ -68,8 +68,7 @@ typedef struct wc_job
 	int			compression;
 	int			level;
 	ZSTD_CCtx  *zstd;
-	pthread_t	thread;
-	bool		running;		/* thread started, not joined */
+	wc_helper	helper;
 } wc_job;
 
 struct wc_sst_builder
@@ -393,21 +392,9 @@ job_start(wc_job *j, bool here)
 	if (bbuf_reserve(&j->out, j->out_bound) != WC_OK ||
 		bbuf_reserve(&j->sizes, 4 * (size_t) j->nblocks) != WC_OK)
 		return WC_NOMEM;
-	if (!here)
-		j->running = wc_helper_start(&j->thread, job_run, j);
-	if (!j->running)
+	if (here || !wc_helper_start(&j->helper, job_run, j))
 		job_run(j);
 	return WC_OK;
-}
-
-static void
-job_join(wc_job *j)
-{
-	if (j->running)
-	{
-		pthread_join(j->thread, NULL);
-		j->running = false;
-	}
 }
 
 /*
@@ -421,7 +408,7 @@ job_finish(wc_sst_builder *b, wc_job *j)
 	uint64_t	off;
 	int			rc;
 
-	job_join(j);
+	wc_helper_join(&j->helper);
 	if (j->rc != WC_OK)
 		return nomem(b);
 	if ((rc = flush_wbuf(b)) != WC_OK)
@@ -460,7 +447,7 @@ job_submit(wc_sst_builder *b, bool last)
 	wc_job	   *prev = &b->jobs[1 - b->filling];
 	int			rc;
 
-	if (prev->running || prev->nblocks > 0)
+	if (prev->helper.running || prev->nblocks > 0)
 	{
 		if ((rc = job_finish(b, prev)) != WC_OK)
 			return rc;
@@ -904,7 +891,7 @@ builder_free(wc_sst_builder *b, bool remove)
 	{
 		wc_job	   *j = &b->jobs[i];
 
-		job_join(j);
+		wc_helper_join(&j->helper);
 		free(j->raw.data);
 		free(j->lens.data);
 		free(j->keys.data);
