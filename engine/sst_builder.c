@@ -11,15 +11,15 @@
  * error; a file that failed is removed.
  *
  * A large file's blocks may be compressed in a helper thread while the caller
- * builds the next ones (opts->helper; DESIGN.md, "Compression beside the
- * build"): full blocks
- * gather in a job of JOB_BYTES; a full job goes to a thread of its own, which
- * compresses each block and appends its trailer, while the blocks of the next
- * job are built; before that one is handed over, the first is joined and written
- * out, its blocks' index entries added in order.  The helper touches only its
- * job and the compression library: no file, no caller's callback, no signal (it
- * starts with every signal blocked, so a backend's handlers run in the backend's
- * thread).  The bytes written are those of a build without it.
+ * builds the next ones (opts->helper, a bulk write's; DESIGN.md, "Compression
+ * beside the build"): full blocks gather in a job of JOB_BYTES; a full job goes
+ * to a thread of its own, which compresses each block and appends its trailer,
+ * while the blocks of the next job are built; before that one is handed over,
+ * the first is joined and written out, its blocks' index entries added in
+ * order.  The helper touches only its job and the compression library: no file,
+ * no caller's callback, no signal (wc_helper_start: it starts with every signal
+ * blocked, so a backend's handlers run in the backend's thread).  The bytes
+ * written are those of a build without it.
  */
 #include "sst.h"
 
