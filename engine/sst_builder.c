@@ -159,6 +159,24 @@ cur_offset(const wc_sst_builder *b)
 }
 
 /*
+ * The most store_block appends for a block of len bytes: the compressor's bound
+ * (never less than len: a block that does not shrink is stored plain), then the
+ * trailer.  It is what store_block reserves, so a job reserved for its blocks'
+ * sum (job_start) is never grown by the helper.
+ */
+static size_t
+block_bound(int compression, size_t len)
+{
+	size_t		bound = len;
+
+	if (compression == WC_COMPRESS_LZ4 && len <= LZ4_MAX_INPUT_SIZE)
+		bound = (size_t) LZ4_compressBound((int) len);
+	else if (compression == WC_COMPRESS_ZSTD && !ZSTD_isError(ZSTD_compressBound(len)))
+		bound = ZSTD_compressBound(len);
+	return (bound > len ? bound : len) + WC_SST_TRAILER_SIZE;
+}
+
+/*
  * Appends a block to out: data[0..len-1], lz4- or zstd-compressed when asked and
  * worth it (it saves at least an eighth, as in LevelDB: otherwise decompressing
  * costs more than the bytes it saves), then its trailer.  Sets *size to the
@@ -171,20 +189,20 @@ static int
 store_block(bbuf *out, const uint8_t *data, size_t len, int compression, int level,
 			ZSTD_CCtx *zstd, uint64_t *size)
 {
+	size_t		room = block_bound(compression, len) - WC_SST_TRAILER_SIZE;
 	uint8_t    *dst;
 	size_t		stored = len;
 	uint8_t		type = WC_COMPRESS_NONE;
 	uint32_t	crc;
 
+	if (bbuf_reserve(out, room + WC_SST_TRAILER_SIZE) != WC_OK)
+		return WC_NOMEM;
+	dst = out->data + out->len;
 	if (compression == WC_COMPRESS_LZ4 && len <= LZ4_MAX_INPUT_SIZE)
 	{
-		int			bound = LZ4_compressBound((int) len);
-		int			n;
+		int			n = LZ4_compress_default((const char *) data, (char *) dst, (int) len,
+											 (int) room);
 
-		if (bbuf_reserve(out, (size_t) bound + WC_SST_TRAILER_SIZE) != WC_OK)
-			return WC_NOMEM;
-		dst = out->data + out->len;
-		n = LZ4_compress_default((const char *) data, (char *) dst, (int) len, bound);
 		if (n > 0 && (size_t) n < len - len / 8)
 		{
 			stored = (size_t) n;
@@ -193,14 +211,8 @@ store_block(bbuf *out, const uint8_t *data, size_t len, int compression, int lev
 	}
 	else if (compression == WC_COMPRESS_ZSTD)
 	{
-		size_t		bound = ZSTD_compressBound(len);
-		size_t		n;
+		size_t		n = ZSTD_compressCCtx(zstd, dst, room, data, len, level);
 
-		if (ZSTD_isError(bound) || bound > SIZE_MAX - WC_SST_TRAILER_SIZE ||
-			bbuf_reserve(out, bound + WC_SST_TRAILER_SIZE) != WC_OK)
-			return WC_NOMEM;
-		dst = out->data + out->len;
-		n = ZSTD_compressCCtx(zstd, dst, bound, data, len, level);
 		/* an error (it can only be out of memory) leaves the block plain */
 		if (!ZSTD_isError(n) && n < len - len / 8)
 		{
@@ -208,14 +220,8 @@ store_block(bbuf *out, const uint8_t *data, size_t len, int compression, int lev
 			type = WC_COMPRESS_ZSTD;
 		}
 	}
-	if (type == WC_COMPRESS_NONE)
-	{
-		if (bbuf_reserve(out, len + WC_SST_TRAILER_SIZE) != WC_OK)
-			return WC_NOMEM;
-		dst = out->data + out->len;
-		if (len > 0)
-			memcpy(dst, data, len);
-	}
+	if (type == WC_COMPRESS_NONE && len > 0)
+		memcpy(dst, data, len);
 	dst[stored] = type;
 	wc_put_fixed32(dst + stored + 1, (uint32_t) len);
 	crc = wc_crc32c(dst, stored + 5);
@@ -223,19 +229,6 @@ store_block(bbuf *out, const uint8_t *data, size_t len, int compression, int lev
 	out->len += stored + WC_SST_TRAILER_SIZE;
 	*size = stored;
 	return WC_OK;
-}
-
-/* The most store_block can append for a block of len bytes (no more than it reserves). */
-static size_t
-block_bound(int compression, size_t len)
-{
-	size_t		bound = len;
-
-	if (compression == WC_COMPRESS_LZ4 && len <= LZ4_MAX_INPUT_SIZE)
-		bound = (size_t) LZ4_compressBound((int) len);
-	else if (compression == WC_COMPRESS_ZSTD && !ZSTD_isError(ZSTD_compressBound(len)))
-		bound = ZSTD_compressBound(len);
-	return (bound > len ? bound : len) + WC_SST_TRAILER_SIZE;
 }
 
 /* Appends a block to the write buffer (store_block), writing it out past a megabyte. */
@@ -447,7 +440,8 @@ job_submit(wc_sst_builder *b, bool last)
 	wc_job	   *prev = &b->jobs[1 - b->filling];
 	int			rc;
 
-	if (prev->helper.running || prev->nblocks > 0)
+	/* a job that was handed over has blocks until it is written out */
+	if (prev->nblocks > 0)
 	{
 		if ((rc = job_finish(b, prev)) != WC_OK)
 			return rc;
