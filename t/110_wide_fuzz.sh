@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# t/110_wide_fuzz.sh -- a wide table against an ordinary table, under random statements.
+#
+# Three sessions at once, each on its own key prefix of one wide table (through a view of that
+# prefix) and on an ordinary table of its own, run random transactions of 1 to 13 statements:
+# INSERTs (puts, all-NULL rows refused), UPDATEs of random columns (NULL deletes a cell, a
+# jsonb family replaced or changed), DELETEs, rowkey moves, UPDATE ... FROM and DELETE ...
+# USING joins, INSERT ... SELECT, parameters, SELECT ... FOR UPDATE, some of them in savepoints
+# rolled back; every row that RETURNING gives is compared, and after each transaction (and at
+# random points inside one) 17 queries (whole rows, single families, rowkey =, IN, ranges,
+# prefixes, column conditions, aggregates, joins, ORDER BY rowkey in both directions with
+# LIMIT) must give the ordinary table's rows.  Between transactions the sessions flush and
+# compact the store.  Then a kill -9 of the cluster, and after the restart (WAL replay) every
+# session's rows are compared once more.  The seeds are fixed (setseed per transaction); the
+# interleaving of the sessions is not.  t/wide_fuzz.sql has the functions and the model of the
+# wide table's rules that the ordinary table follows.
+# 3 x 120 transactions; 3 x 600 with WIDECOL_LONG=1.
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
+
+t_cluster_with_fdw
+wc_psql -c "CREATE FOREIGN TABLE fw (rowkey text COLLATE \"C\",
+                a int OPTIONS (cell 'x:a'), b text OPTIONS (cell 'x:b'), c numeric OPTIONS (cell 'y:c'),
+                d jsonb OPTIONS (cell 'z:*'), e bytea OPTIONS (cell 'y:e'), f timestamptz OPTIONS (cell 'x:f'))
+            SERVER wide OPTIONS (families 'x,y,z')" \
+        -f "$(dirname "${BASH_SOURCE[0]}")/wide_fuzz.sql" >/dev/null || t_bail "the wide table and t/wide_fuzz.sql"
+
+ntx=120
+t_long && ntx=600
+work=$(mktemp -d /tmp/widecol-fuzz.XXXXXX)
+wc_on_exit "rm -rf '$work'"
+pids=()
+wc_on_exit 'kill ${pids[*]:-} 2>/dev/null'
+
+# the settings of a session of prefix P
+opts() { echo "-c fz.p=$1 -c fz.w=fw_$1 -c fz.h=fh_$1 -c fz.k=fk_$1"; }
+
+for p in p1 p2 p3; do
+    PGOPTIONS=$(opts $p) wc_psql -v p=$p >/dev/null <<'SQL' || t_bail "the objects of session $p"
+CREATE TABLE fh_:p (rowkey text COLLATE "C" PRIMARY KEY, a int, b text, c numeric, d jsonb, e bytea,
+                    f timestamptz);
+CREATE VIEW fw_:p AS SELECT * FROM fw WHERE rowkey >= :'p' AND rowkey < :'p' || 'l';
+CREATE TABLE fk_:p (rowkey text COLLATE "C");
+INSERT INTO fk_:p SELECT fz_key(n) FROM generate_series(0, 199, 3) n;
+ANALYZE fk_:p;
+SQL
+done
+
+# worker P SEED: ntx transactions, each one psql session; stops at the first failure
+worker() {
+    local p=$1 seed=$2 r
+    for ((r = 1; r <= ntx; r++)); do
+        if ! PGOPTIONS=$(opts "$p") "$WC_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 >>"$work/$p.out" 2>&1 <<SQL
+SELECT setseed($(awk -v s="$seed" -v r="$r" 'BEGIN { printf "%.6f", ((s * 7919 + r * 104729) % 1000000) / 1000000.0 - 0.5 }')) \gset
+DO \$\$
+DECLARE n bigint; d text; log text := '';
+BEGIN
+  FOR i IN 1..(1 + (random() * 12)::int) LOOP
+    IF random() < 0.2 THEN
+      BEGIN
+        d := fz_op(); log := log || ' [in a savepoint rolled back: ' || d || ']';
+        IF random() < 0.5 THEN d := fz_op(); END IF;
+        RAISE EXCEPTION 'fz_rollback';
+      EXCEPTION WHEN raise_exception THEN
+        IF SQLERRM <> 'fz_rollback' THEN RAISE; END IF;
+      END;
+    ELSE
+      d := fz_op(); log := log || ' [' || d || ']';
+    END IF;
+    IF random() < 0.3 THEN
+      n := fz_check();
+      IF n <> 0 THEN RAISE EXCEPTION 'fz: % rows differ inside the transaction, after%', n, log; END IF;
+    END IF;
+  END LOOP;
+  n := fz_check();
+  IF n <> 0 THEN RAISE EXCEPTION 'fz: % rows differ at the end of the transaction, after%', n, log; END IF;
+END \$\$;
+SQL
+        then
+            echo "failed in transaction $r" >>"$work/$p.out"
+            return 1
+        fi
+        case $((RANDOM % 25)) in
+            0|1) wc_psql -c "SELECT widecol_flush('fw')" >/dev/null ;;
+            2) wc_psql -c "SELECT widecol_compact('fw')" >/dev/null ;;
+        esac
+    done
+    echo "done $ntx" >>"$work/$p.out"
+}
+
+seed=1
+for p in p1 p2 p3; do
+    worker $p $seed &
+    pids+=($!)
+    seed=$((seed + 1))
+done
+for i in 0 1 2; do
+    wait "${pids[$i]}"
+    p=p$((i + 1))
+    t_ok "session $p: $ntx random transactions on its prefix of the wide table, each result as the ordinary table's" \
+        grep -q "^done $ntx" "$work/$p.out" ||
+        { grep -E 'ERROR|WARNING|failed' "$work/$p.out" | head -n 8 | cut -c1-600 | sed 's/^/#   /'; }
+done
+pids=()
+
+t_is "$(wc_psql -c "SELECT sum(n) FROM (SELECT count(*) AS n FROM fh_p1 UNION ALL SELECT count(*) FROM fh_p2
+                                     UNION ALL SELECT count(*) FROM fh_p3) s")" \
+     "$(wc_psql -c "SELECT count(*) FROM fw")" "the wide table has the rows of the three ordinary tables"
+
+wc_cluster_kill9
+wc_cluster_restart || t_bail "the server restarts after kill -9"
+for p in p1 p2 p3; do
+    t_is "$(PGOPTIONS=$(opts $p) wc_psql -c "SELECT setseed(0.25)" -c "SELECT fz_check()" 2>&1 | tail -n 1)" 0 \
+        "after kill -9 and WAL replay, session $p's rows are the ordinary table's"
+done
+
+t_done

@@ -1,0 +1,168 @@
+-- t/wide_fuzz.sql -- the functions of t/110_wide_fuzz.sh: random statements run on a wide
+-- table (through a view of one key prefix, so that sessions work side by side on one store) and
+-- on an ordinary table with the same rows, whose results are compared.
+--
+-- Settings of the session: fz.p the key prefix; fz.w the wide view, fz.h the ordinary table,
+-- fz.k an ordinary table of some of the keys (for joins).  The ordinary table models the wide
+-- table's documented rules (doc/SQL.md, "Wide tables"): an INSERT of an existing rowkey is a put
+-- (NULL columns keep their cells, a jsonb family object adds its qualifiers); a row whose columns
+-- are all NULL does not exist; an UPDATE of the rowkey replaces the row at the new rowkey.
+CREATE OR REPLACE FUNCTION fz_key(n int) RETURNS text LANGUAGE sql AS $$ SELECT current_setting('fz.p') || 'k' || lpad(n::text, 3, '0') $$;
+CREATE OR REPLACE FUNCTION fz_val(col text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r float := random();
+BEGIN
+  IF r < 0.25 THEN RETURN 'NULL'; END IF;
+  CASE col
+    WHEN 'a' THEN RETURN (floor(random()*2000)-1000)::int::text;
+    WHEN 'b' THEN RETURN quote_literal(CASE WHEN random() < 0.1 THEN '' ELSE md5(random()::text) END);
+    WHEN 'c' THEN RETURN quote_literal(round((random()*1000)::numeric, (random()*4)::int)::text) || '::numeric';
+    WHEN 'd' THEN RETURN quote_literal(CASE (random()*4)::int WHEN 0 THEN '{"m": 1, "n": "A+"}' WHEN 1 THEN '{"q": {"z": [1, true]}}' WHEN 2 THEN '{"": 3.50}' WHEN 3 THEN '{"a": false, "b": "x y"}' ELSE '{"k": 7}' END) || '::jsonb';
+    WHEN 'e' THEN RETURN quote_literal('\x' || md5(random()::text)) || '::bytea';
+    ELSE RETURN quote_literal((timestamptz '2020-01-01' + random() * interval '1000 days')::text) || '::timestamptz';
+  END CASE;
+END $$;
+-- compare: returns the number of differing rows for a query on both
+CREATE OR REPLACE FUNCTION fz_diff(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint; qh text := replace(replace(q, '@T', current_setting('fz.h')), '@K', current_setting('fz.k')); qw text := replace(replace(q, '@T', current_setting('fz.w')), '@K', current_setting('fz.k'));
+BEGIN
+  EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) x', qh, qw, qw, qh) INTO n;
+  IF n <> 0 THEN RAISE WARNING 'diff % rows: %', n, q; END IF;
+  RETURN n;
+END $$;
+CREATE OR REPLACE FUNCTION fz_diff_ordered(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint; qh text := replace(replace(q, '@T', current_setting('fz.h')), '@K', current_setting('fz.k')); qw text := replace(replace(q, '@T', current_setting('fz.w')), '@K', current_setting('fz.k'));
+BEGIN
+  EXECUTE format('SELECT count(*) FROM (SELECT row_number() over () rn, x.* FROM (%s) x) h FULL JOIN (SELECT row_number() over () rn, y.* FROM (%s) y) w ON h.rn = w.rn AND h::text = w::text WHERE h.rn IS NULL OR w.rn IS NULL', qh, qw) INTO n;
+  IF n <> 0 THEN RAISE WARNING 'ordered diff % rows: %', n, q; END IF;
+  RETURN n;
+END $$;
+CREATE OR REPLACE FUNCTION fz_cond() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r int := (random()*9)::int;
+BEGIN
+  CASE r
+    WHEN 0 THEN RETURN format('rowkey = %L', fz_key((random()*199)::int));
+    WHEN 1 THEN RETURN format('rowkey BETWEEN %L AND %L', fz_key((random()*100)::int), fz_key((100 + random()*99)::int));
+    WHEN 2 THEN RETURN format('rowkey LIKE %L', current_setting('fz.p') || 'k' || (random()*1)::int || (random()*9)::int || '%');
+    WHEN 3 THEN RETURN format('rowkey IN (%L, %L, %L)', fz_key((random()*199)::int), fz_key((random()*199)::int), fz_key((random()*199)::int));
+    WHEN 4 THEN RETURN format('a > %s', (random()*2000 - 1000)::int);
+    WHEN 5 THEN RETURN 'b IS NULL';
+    WHEN 6 THEN RETURN format('rowkey >= %L AND a IS NOT NULL', fz_key((random()*199)::int));
+    WHEN 7 THEN RETURN 'd ? ''m''';
+    WHEN 8 THEN RETURN format('rowkey < %L OR c > 500', fz_key((random()*199)::int));
+    ELSE RETURN format('rowkey = %L', fz_key((random()*199)::int));
+  END CASE;
+END $$;
+CREATE OR REPLACE FUNCTION fz_rows(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE t text; BEGIN EXECUTE format('WITH u AS (%s) SELECT string_agg(u::text, %L ORDER BY u::text) FROM u', q, E'\n') INTO t; RETURN coalesce(t, ''); END $$;
+-- one random operation on both tables; returns a description
+CREATE OR REPLACE FUNCTION fz_op() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  r int := (random()*9)::int; cols text[] := ARRAY['a','b','c','d','e','f'];
+  k text; k2 text; vals text[]; v text; i int; sets text := ''; hsets text := ''; cond text; rh text; rw text; allnull bool := true;
+  st text;
+BEGIN
+  IF r <= 2 THEN   -- insert (put)
+    k := fz_key((random()*199)::int);
+    FOR i IN 1..6 LOOP v := fz_val(cols[i]); vals[i] := v; IF v <> 'NULL' THEN allnull := false; END IF; END LOOP;
+    IF allnull THEN
+      BEGIN
+        EXECUTE format('INSERT INTO %I VALUES (%L, %s)', current_setting('fz.w'), k, array_to_string(vals, ','));
+        RAISE EXCEPTION 'fz: all-NULL insert accepted';
+      EXCEPTION WHEN not_null_violation THEN NULL;
+      END;
+      RETURN 'insert all null ' || k;
+    END IF;
+    IF random() < 0.3 THEN
+      EXECUTE format('INSERT INTO %I VALUES (%L, %s) RETURNING *', current_setting('fz.w'), k, array_to_string(vals, ',')) INTO rw;
+    ELSE
+      EXECUTE format('INSERT INTO %I VALUES (%L, %s)', current_setting('fz.w'), k, array_to_string(vals, ','));
+    END IF;
+    EXECUTE format('INSERT INTO %I AS fh VALUES (%L, %s) ON CONFLICT (rowkey) DO UPDATE SET a = coalesce(EXCLUDED.a, fh.a), b = coalesce(EXCLUDED.b, fh.b), c = coalesce(EXCLUDED.c, fh.c), d = CASE WHEN EXCLUDED.d IS NULL THEN fh.d ELSE coalesce(fh.d, ''{}'') || EXCLUDED.d END, e = coalesce(EXCLUDED.e, fh.e), f = coalesce(EXCLUDED.f, fh.f)', current_setting('fz.h'), k, array_to_string(vals, ','));
+    RETURN 'insert ' || k;
+  ELSIF r <= 5 THEN  -- update
+    FOR i IN 1..6 LOOP
+      IF random() < 0.35 THEN
+        IF cols[i] = 'a' AND random() < 0.5 THEN v := 'a + 1'; ELSE v := fz_val(cols[i]); END IF;
+        sets := sets || CASE WHEN sets = '' THEN '' ELSE ', ' END || cols[i] || ' = ' || v;
+      END IF;
+    END LOOP;
+    IF sets = '' THEN sets := 'b = ' || fz_val('b'); END IF;
+    cond := fz_cond();
+    st := format('UPDATE @T SET %s WHERE %s RETURNING rowkey, a, b, c::text, d::text, e, f', sets, cond);
+    rw := fz_rows(replace(st, '@T', current_setting('fz.w')));
+    rh := fz_rows(replace(st, '@T', current_setting('fz.h')));
+    EXECUTE format('DELETE FROM %I WHERE a IS NULL AND b IS NULL AND c IS NULL AND d IS NULL AND e IS NULL AND f IS NULL', current_setting('fz.h'));
+    IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: UPDATE RETURNING differs: % | wide:% | heap:%', st, rw, rh; END IF;
+    RETURN 'update ' || sets || ' where ' || cond;
+  ELSIF r <= 7 THEN  -- delete
+    cond := fz_cond();
+    st := format('DELETE FROM @T WHERE %s RETURNING rowkey, a, b, c::text, d::text, e, f', cond);
+    rw := fz_rows(replace(st, '@T', current_setting('fz.w')));
+    rh := fz_rows(replace(st, '@T', current_setting('fz.h')));
+    IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: DELETE RETURNING differs: % | wide:% | heap:%', st, rw, rh; END IF;
+    RETURN 'delete where ' || cond;
+  ELSIF r = 8 AND random() < 0.6 THEN  -- other statement shapes
+    i := (random()*5)::int;
+    IF i = 0 THEN  -- UPDATE ... FROM a join
+      st := 'UPDATE @T t SET a = coalesce(t.a, 0) + 10, b = k.rowkey FROM @K k WHERE t.rowkey = k.rowkey AND (' || replace(fz_cond(), 'rowkey', 't.rowkey') || ') RETURNING t.rowkey, t.a, t.b';
+    ELSIF i = 1 THEN  -- DELETE ... USING
+      st := 'DELETE FROM @T t USING @K k WHERE t.rowkey = k.rowkey AND t.a > ' || (random()*2000 - 1000)::int || ' RETURNING t.rowkey, t.d::text';
+    ELSIF i = 2 THEN  -- jsonb read-modify-write
+      st := 'UPDATE @T SET d = ' || CASE WHEN random() < 0.5 THEN 'd - ''m''' ELSE 'coalesce(d, ''{}'') || ''{"w": [2]}''' END || ' WHERE ' || fz_cond() || ' RETURNING rowkey, d::text';
+    ELSIF i = 3 THEN  -- INSERT ... SELECT of several rows (a put each)
+      k := fz_key((random()*150)::int);
+      st := format('INSERT INTO @T SELECT rowkey || %L, a, b, c, d, e, f FROM @T WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL', 'x', k, fz_key(199));
+      rw := fz_rows(replace(st, '@T', current_setting('fz.w')) || ' RETURNING rowkey');
+      st := format('INSERT INTO %I AS fh SELECT rowkey || %L, a, b, c, d, e, f FROM %I WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL ON CONFLICT (rowkey) DO UPDATE SET a = coalesce(EXCLUDED.a, fh.a), b = coalesce(EXCLUDED.b, fh.b), c = coalesce(EXCLUDED.c, fh.c), d = CASE WHEN EXCLUDED.d IS NULL THEN fh.d ELSE coalesce(fh.d, ''{}'') || EXCLUDED.d END, e = coalesce(EXCLUDED.e, fh.e), f = coalesce(EXCLUDED.f, fh.f) RETURNING rowkey',
+                   current_setting('fz.h'), 'x', current_setting('fz.h'), k, fz_key(199));
+      rh := fz_rows(st);
+      IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: INSERT SELECT RETURNING differs: % | wide:% | heap:%', st, rw, rh; END IF;
+      RETURN 'insert select from ' || k;
+    ELSIF i = 4 THEN  -- a parameter
+      k := fz_key((random()*199)::int);
+      EXECUTE format('UPDATE %I SET c = $1, a = $2 WHERE rowkey = $3 OR rowkey = $4', current_setting('fz.w')) USING 1.25, 7, k, fz_key(3);
+      EXECUTE format('UPDATE %I SET c = $1, a = $2 WHERE rowkey = $3 OR rowkey = $4', current_setting('fz.h')) USING 1.25, 7, k, fz_key(3);
+      RETURN 'update with params ' || k;
+    ELSE  -- SELECT FOR UPDATE then a delete of what it locked
+      st := 'DELETE FROM @T WHERE rowkey IN (SELECT rowkey FROM @T WHERE ' || fz_cond() || ' ORDER BY rowkey LIMIT 2 FOR UPDATE) RETURNING rowkey';
+    END IF;
+    rw := fz_rows(replace(replace(st, '@T', current_setting('fz.w')), '@K', current_setting('fz.k')));
+    rh := fz_rows(replace(replace(st, '@T', current_setting('fz.h')), '@K', current_setting('fz.k')));
+    EXECUTE format('UPDATE %I SET d = NULL WHERE d = ''{}''', current_setting('fz.h'));
+    EXECUTE format('DELETE FROM %I WHERE a IS NULL AND b IS NULL AND c IS NULL AND d IS NULL AND e IS NULL AND f IS NULL', current_setting('fz.h'));
+    IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: RETURNING differs: % | wide:% | heap:%', st, rw, rh; END IF;
+    RETURN 'shape ' || i || ': ' || st;
+  ELSE  -- move a rowkey
+    k := fz_key((random()*199)::int); k2 := fz_key((random()*199)::int);
+    IF k = k2 THEN RETURN 'noop'; END IF;
+    EXECUTE format('UPDATE %I SET rowkey = %L WHERE rowkey = %L', current_setting('fz.w'), k2, k);
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE rowkey = %L)', current_setting('fz.h'), k) INTO allnull;
+    IF allnull THEN
+      EXECUTE format('DELETE FROM %I WHERE rowkey = %L', current_setting('fz.h'), k2);
+      EXECUTE format('UPDATE %I SET rowkey = %L WHERE rowkey = %L', current_setting('fz.h'), k2, k);
+    END IF;
+    RETURN 'move ' || k || ' -> ' || k2;
+  END IF;
+END $$;
+CREATE OR REPLACE FUNCTION fz_check() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint := 0; k1 text := fz_key((random()*199)::int); k2 text := fz_key((random()*199)::int); lim int := 1 + (random()*30)::int;
+BEGIN
+  n := n + fz_diff('SELECT rowkey, a, b, c::text, d::text, e, f FROM @T');
+  n := n + fz_diff('SELECT rowkey, d::text FROM @T');
+  n := n + fz_diff('SELECT rowkey, a FROM @T');
+  n := n + fz_diff('SELECT rowkey, c::text, e FROM @T');
+  n := n + fz_diff('SELECT rowkey FROM @T');
+  n := n + fz_diff('SELECT count(*), count(a), sum(a), count(d), count(e), max(f) FROM @T');
+  n := n + fz_diff(format('SELECT rowkey, a, b, d::text FROM @T WHERE rowkey = %L', k1));
+  n := n + fz_diff(format('SELECT rowkey, a, b, f FROM @T WHERE rowkey BETWEEN %L AND %L', least(k1, k2), greatest(k1, k2)));
+  n := n + fz_diff(format('SELECT * FROM @T WHERE rowkey LIKE %L', substr(k1, 1, length(k1) - 1) || '%'));
+  n := n + fz_diff(format('SELECT rowkey, b FROM @T WHERE rowkey IN (%L, %L, fz_key(0), ''zzz'')', k1, k2));
+  n := n + fz_diff(format('SELECT rowkey, a FROM @T WHERE a > %s', (random()*2000 - 1000)::int));
+  n := n + fz_diff('SELECT rowkey, a FROM @T WHERE d IS NULL');
+  n := n + fz_diff('SELECT t.rowkey, t.a, t.d::text FROM @K k JOIN @T t ON t.rowkey = k.rowkey');
+  n := n + fz_diff('SELECT k.rowkey, t.b FROM @K k LEFT JOIN @T t ON t.rowkey = k.rowkey');
+  n := n + fz_diff_ordered(format('SELECT rowkey, a, c::text FROM @T WHERE rowkey > %L ORDER BY rowkey LIMIT %s', k1, lim));
+  n := n + fz_diff_ordered(format('SELECT rowkey, e FROM @T WHERE rowkey < %L ORDER BY rowkey DESC LIMIT %s', k1, lim));
+  n := n + fz_diff_ordered('SELECT rowkey, f FROM @T ORDER BY rowkey');
+  RETURN n;
+END $$;
