@@ -674,6 +674,22 @@ wcfdw_cond_exact(const WcFdwCond *c)
 	}
 }
 
+/*
+ * Whether EvalPlanQual can recheck a row of this scan: only under an UPDATE,
+ * DELETE or a row-locking clause, at this query level or one around it (a
+ * sublink's).  A plain SELECT never rechecks, so its plan carries no recheck
+ * quals, whose set-up in ExecInitForeignScan every execution would pay (a
+ * tenth of a point read's executor start in perf).
+ */
+static bool
+wcfdw_epq_possible(PlannerInfo *root)
+{
+	for (PlannerInfo *r = root; r != NULL; r = r->parent_root)
+		if (r->parse->commandType != CMD_SELECT || r->parse->rowMarks != NIL)
+			return true;
+	return false;
+}
+
 static ForeignScan *
 widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid,
 					  ForeignPath *best_path, List *tlist, List *scan_clauses,
@@ -685,6 +701,7 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	List	   *condinfo = NIL;
 	List	   *local = NIL;
 	List	   *recheck = NIL;
+	bool		epq = wcfdw_epq_possible(root);
 	ListCell   *lc;
 
 	foreach(lc, conds)
@@ -693,7 +710,8 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	/*
 	 * The quals the engine's keys enforce exactly are checked again only by
 	 * EvalPlanQual (fdw_recheck_quals: a row a foreign scan gives it is the
-	 * whole row, copied); the others stay in the plan's qual.
+	 * whole row, copied), when it can run; the others stay in the plan's
+	 * qual.
 	 */
 	foreach(lc, scan_clauses)
 	{
@@ -714,7 +732,10 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 			}
 		}
 		if (exact)
-			recheck = lappend(recheck, ri->clause);
+		{
+			if (epq)
+				recheck = lappend(recheck, ri->clause);
+		}
 		else
 			local = lappend(local, ri->clause);
 	}
