@@ -805,7 +805,7 @@ exclusions(wc_scan *scan, wc_err *err)
 {
 	const wc_version *v = scan->v;
 	const wc_scan_opts *opts = scan->opts;
-	int			cap = v->held.n + (opts->tag_visible ? v->recent.n : 0);
+	int			cap = v->held.n + (opts->tag_visible ? v->recent.n : 0) + opts->npending_excl;
 
 	/* a record it may not see was forgotten: the versions it needs may be gone */
 	if (opts->tag_visible && v->recent.forgotten != 0 &&
@@ -844,6 +844,8 @@ exclusions(wc_scan *scan, wc_err *err)
 		scan->excl[scan->nexcl].lo = r->seq_lo;
 		scan->excl[scan->nexcl++].hi = r->seq_hi;
 	}
+	for (int i = 0; i < opts->npending_excl; i++)
+		scan->excl[scan->nexcl++] = opts->pending_excl[i];
 	if (scan->nexcl > 1)
 		qsort(scan->excl, (size_t) scan->nexcl, sizeof(wc_seq_range), range_cmp);
 	return WC_OK;

@@ -11,7 +11,8 @@
  *     trunc <= seq <= snapshot, no pending truncate is set and its seq is in none
  *     of the reader's excluded ranges (the writes its snapshot does not see); a
  *     pending one (a writer's own uncommitted entry) when pend_trunc <= seq <=
- *     pend_max.  An entry that does not exist takes no part in anything below.
+ *     pend_max and its seq is in none of the excluded ranges (the entries of
+ *     the writer's later commands in a batch it shares with earlier ones).  An entry that does not exist takes no part in anything below.
  *     (wc_vis_seq_exists alone decides this.)
  *   - masking: a DEL_FAMILY of the row and a DEL_COLUMN of the column hide entries
  *     with a lower seq (a bounded DEL_FAMILY: with a seq up to its bound, cell.h);
@@ -68,13 +69,6 @@ typedef enum wc_vis_verdict
 	WC_VIS_EMIT					/* READ: a visible put; COMPACT: keep it */
 } wc_vis_verdict;
 
-/* Sequence numbers lo..hi, both inclusive. */
-typedef struct wc_seq_range
-{
-	uint64_t	lo;
-	uint64_t	hi;
-} wc_seq_range;
-
 /* What a reader or compaction sees: fill with wc_vis_rules_init, then set fields. */
 typedef struct wc_vis_rules
 {
@@ -87,7 +81,9 @@ typedef struct wc_vis_rules
 								 * began */
 	/*
 	 * READ: committed entries the reader's snapshot does not see (DESIGN.md,
-	 * "Snapshots"): seq ranges sorted by seq_lo, disjoint; the caller's array.
+	 * "Snapshots") and pending ones its command does not see
+	 * (wc_scan_opts.pending_excl): seq ranges sorted by seq_lo, disjoint; the
+	 * caller's array.
 	 */
 	const wc_seq_range *excl;
 	int			nexcl;
@@ -260,7 +256,8 @@ static inline bool
 wc_vis_seq_exists(const wc_vis_rules *r, uint64_t seq)
 {
 	if (seq >= WC_SEQ_PENDING_BASE)
-		return seq <= r->pend_max && seq >= r->pend_trunc;
+		return seq <= r->pend_max && seq >= r->pend_trunc &&
+			(r->nexcl == 0 || !wc_vis_seq_excluded(r, seq));
 	return seq <= r->snapshot && seq >= r->trunc && r->pend_trunc == 0 &&
 		(r->nexcl == 0 || !wc_vis_seq_excluded(r, seq));
 }

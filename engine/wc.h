@@ -282,6 +282,20 @@ int			wc_db_destroy(const char *dir, wc_err *err);
  */
 typedef struct wc_batch wc_batch;
 
+/* Sequence numbers lo..hi, both inclusive. */
+typedef struct wc_seq_range
+{
+	uint64_t	lo;
+	uint64_t	hi;
+} wc_seq_range;
+
+/*
+ * The highest "pending" seq given out so far in this process: every entry added
+ * to a batch gets the next one, so the entries added from now on have higher
+ * seqs (wc_scan_opts.pending_excl).
+ */
+uint64_t	wc_batch_pending_seq_now(void);
+
 wc_batch   *wc_batch_new(void);
 void		wc_batch_free(wc_batch *b);
 void		wc_batch_clear(wc_batch *b);
@@ -419,6 +433,14 @@ typedef struct wc_scan_opts
 	/* The caller's uncommitted writes, overlaid (later batches win). */
 	wc_batch   *const *pending;
 	int			npending;
+	/*
+	 * Entries of those batches the reader does not see: ranges of their pending
+	 * seqs (wc_batch_pending_seq_now), disjoint, in any order.  For a writer that
+	 * keeps adding its later commands' writes to one batch, these are the writes
+	 * of the commands after the reader's (src/store.c).
+	 */
+	const wc_seq_range *pending_excl;
+	int			npending_excl;
 	/*
 	 * The reader's snapshot, for stores opened with a horizon: asked at open about
 	 * every committed write the horizon has not passed.  NULL: every committed

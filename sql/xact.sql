@@ -220,4 +220,39 @@ DROP VIEW esc_locks;
 DROP FOREIGN TABLE esc;
 SELECT dblink_disconnect('other');
 
+-- the writes of many statements share one pending batch (src/store.c): a cursor, and a
+-- parameterized scan of a cursor opened again after later statements wrote, see only the
+-- statements before them; a savepoint rolled back drops its writes; a statement does not see
+-- what a function it calls writes between its rows (the same results as an ordinary table's)
+CREATE FOREIGN TABLE sb (
+    rowkey text COLLATE "C", family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text
+) SERVER wide OPTIONS (families 'f');
+CREATE TABLE sb_keys (k text COLLATE "C");
+INSERT INTO sb_keys VALUES ('s1'), ('s2'), ('s3'), ('s4');
+CREATE FUNCTION sb_put(k text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO sb VALUES (k || 'f', 'f', 'q', 1, 'by the function');
+    RETURN k;
+END $$;
+BEGIN;
+INSERT INTO sb VALUES ('s1', 'f', 'q', 1, 'first');
+DECLARE c CURSOR FOR SELECT rowkey, value FROM sb ORDER BY rowkey;
+DECLARE n CURSOR FOR SELECT k, (SELECT value FROM sb WHERE rowkey = k) FROM sb_keys ORDER BY k;
+FETCH 1 FROM n;
+INSERT INTO sb VALUES ('s2', 'f', 'q', 1, 'second'), ('s3', 'f', 'q', 1, 'second');
+UPDATE sb SET value = 'updated' WHERE rowkey = 's1';
+FETCH ALL FROM c;   -- s1 first
+FETCH ALL FROM n;   -- s2, s3, s4 with no value
+SELECT rowkey, value FROM sb ORDER BY rowkey;
+SAVEPOINT a;
+INSERT INTO sb VALUES ('s4', 'f', 'q', 1, 'rolled back');
+ROLLBACK TO a;
+INSERT INTO sb SELECT sb_put(rowkey), family, qualifier, 2, 'outer' FROM sb;
+SELECT rowkey, ts, value FROM sb ORDER BY rowkey, ts;
+COMMIT;
+SELECT rowkey, ts, value FROM sb ORDER BY rowkey, ts;
+DROP FUNCTION sb_put(text);
+DROP TABLE sb_keys;
+DROP FOREIGN TABLE sb;
+
 DROP FOREIGN TABLE x;

@@ -270,8 +270,6 @@ wcfdw_direct_open(ForeignScanState *node, WcFdwDirectState *ds)
 {
 	EState	   *estate = node->ss.ps.state;
 	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
-	wc_batch  **pending;
-	int			npending;
 	wc_err		err;
 	int			rc;
 
@@ -288,9 +286,7 @@ wcfdw_direct_open(ForeignScanState *node, WcFdwDirectState *ds)
 	ds->opts.families = ds->keys.families;
 	ds->opts.nfamilies = ds->keys.nfamilies;
 	ds->opts.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
-	pending = wcfdw_store_visible_batches(ds->store, ds->snap.snapshot->curcid, &npending);
-	ds->opts.pending = pending;
-	ds->opts.npending = npending;
+	wcfdw_store_visible_batches(ds->store, ds->snap.snapshot->curcid, &ds->opts);
 	wcfdw_scan_opts_snapshot(&ds->opts, &ds->snap);
 	MemoryContextSwitchTo(old);
 
@@ -400,7 +396,7 @@ wcfdw_direct_delete_row(WcFdwDirectState *ds)
 				 errmsg("could not serialize access due to concurrent %s",
 						gone_seen ? "delete" : "update")));
 
-	b = wcfdw_store_write_batch(ds->store, ds->cid);
+	b = wcfdw_store_write_batch(ds->store, ds->cid, false);
 	if (changed)
 	{
 		/* READ COMMITTED: the newest committed versions, as after EvalPlanQual */

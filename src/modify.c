@@ -270,7 +270,7 @@ wcfdw_wide_insert(WcFdwModifyState *ms, TupleTableSlot *slot)
 						RelationGetRelationName(ms->rel)),
 				 errdetail("Every column but rowkey is NULL; a row is its cells, so it would not exist."),
 				 errhint("Give at least one column a value.")));
-	wcfdw_wide_put_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid), slot,
+	wcfdw_wide_put_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false), slot,
 					   row, row_len, wcfdw_now_ms(), NULL, false);
 }
 
@@ -432,7 +432,7 @@ widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 		return slot;
 	}
 	ts_now = wcfdw_cell_from_slot(ms, slot, &c);
-	wcfdw_put(ms, wcfdw_store_write_batch(ms->store, ms->cid), &c);
+	wcfdw_put(ms, wcfdw_store_write_batch(ms->store, ms->cid, false), &c);
 	MemoryContextSwitchTo(old);
 	return wcfdw_fill_ts(ms, slot, &c, ts_now);
 }
@@ -462,7 +462,7 @@ wcfdw_delete_version(WcFdwModifyState *ms, const wc_cell_view *c)
 	int			rc;
 
 	wc_err_clear(&err);
-	rc = wc_batch_delete_version(wcfdw_store_write_batch(ms->store, ms->cid),
+	rc = wc_batch_delete_version(wcfdw_store_write_batch(ms->store, ms->cid, false),
 								 c->family, c->family_len, c->row, c->row_len,
 								 c->qual, c->qual_len, c->ts, &err);
 	wcfdw_check(rc, &err, "buffer a delete in the", RelationGetRelationName(ms->rel));
@@ -512,7 +512,7 @@ wcfdw_wide_update(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 						   ms->updated, true);
 		return;
 	}
-	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid),
+	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false),
 						  old_row, old_len);
 	wcfdw_wide_delete_row(&ms->conv, wcfdw_deferred(ms), row, row_len);
 	wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts, NULL, false);
@@ -569,7 +569,7 @@ wcfdw_wide_delete(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 	row = wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_ROWKEY], WCF_ROWKEY, &row_len);
 	if (row == NULL)
 		elog(ERROR, "rowkey of a row of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
-	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid), row, row_len);
+	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false), row, row_len);
 
 	ExecClearTuple(slot);
 	if (AttributeNumberIsValid(ms->junk_wholerow))
@@ -647,7 +647,7 @@ widecolEndForeignModify(EState *estate, ResultRelInfo *rinfo)
 		int			rc;
 
 		wc_err_clear(&err);
-		rc = wc_batch_append(wcfdw_store_write_batch(ms->store, ms->cid), ms->deferred, &err);
+		rc = wc_batch_append(wcfdw_store_write_batch(ms->store, ms->cid, false), ms->deferred, &err);
 		wc_batch_free(ms->deferred);
 		ms->deferred = NULL;
 		wcfdw_check(rc, &err, "buffer a write to the", RelationGetRelationName(ms->rel));

@@ -311,6 +311,8 @@ wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell, const wc_scan_opt
 	o.now_ms = like->now_ms;
 	o.pending = like->pending;
 	o.npending = like->npending;
+	o.pending_excl = like->pending_excl;
+	o.npending_excl = like->npending_excl;
 	wc_err_clear(&err);
 	rc = wc_scan_open(store->db, &o, &point, &err);
 	if (rc < 0)
@@ -557,8 +559,6 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 {
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
 	MemoryContext old;
-	wc_batch  **pending;
-	int			npending;
 
 	Assert(ss->scan == NULL);
 	MemoryContextReset(ss->keycxt);
@@ -597,9 +597,7 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 							  (wc_slice **) &ss->opts.families, &ss->opts.nfamilies,
 							  (wc_slice **) &ss->opts.quals, &ss->opts.nquals);
 	ss->opts.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
-	pending = wcfdw_store_visible_batches(ss->store, ss->curcid, &npending);
-	ss->opts.pending = pending;
-	ss->opts.npending = npending;
+	wcfdw_store_visible_batches(ss->store, ss->curcid, &ss->opts);
 	wcfdw_scan_opts_snapshot(&ss->opts, &ss->snap);
 	MemoryContextSwitchTo(old);
 
@@ -1118,17 +1116,14 @@ widecolInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt,
 {
 	WcFdwScanState *ss = node->fdw_state;
 	WcFdwParallel *p = coordinate;
-	wc_batch  **pending;
-	int			npending;
+	wc_scan_opts mine;
 
 	memcpy(p, ss->dsm_image, ss->dsm_size);
 	pg_atomic_init_u32(&p->next, 0);
 
 	/* this transaction's writes, which only the leader can overlay */
-	pending = wcfdw_store_visible_batches(ss->store, ss->curcid, &npending);
-	if (pending)
-		pfree(pending);
-	p->leader_only = npending > 0;
+	wcfdw_store_visible_batches(ss->store, ss->curcid, &mine);
+	p->leader_only = mine.npending > 0;
 	if (p->leader_only && !parallel_leader_participation)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -254,12 +254,23 @@ extern int	wcfdw_sync_store(const char *path, bool wal);
 
 /* ---------------------------------------------------------------- stores */
 
+/* A command that wrote into a pending batch, and where its entries begin. */
+typedef struct WcFdwPendingCmd
+{
+	CommandId	cid;
+	uint64		seq_lo;			/* every entry it wrote has this pending seq or a
+								 * higher one (wc_batch_pending_seq_now) */
+} WcFdwPendingCmd;
+
 typedef struct WcFdwPendingBatch
 {
 	wc_batch   *batch;
 	int			level;			/* subtransaction nesting level that wrote it */
-	CommandId	cid;			/* command that wrote it */
 	bool		truncates;		/* holds a TRUNCATE: flush at commit */
+	/* the commands that wrote it, in the order they began; cids increasing */
+	WcFdwPendingCmd *cmds;		/* TopMemoryContext */
+	int			ncmds;
+	int			maxcmds;
 } WcFdwPendingBatch;
 
 typedef struct WcFdwStore
@@ -302,10 +313,10 @@ extern void wcfdw_store_scan_opened(WcFdwStore *store);
 extern void wcfdw_store_scan_closed(WcFdwStore *store);
 
 /* the transaction's writes, committed or discarded by store.c's callbacks */
-extern wc_batch *wcfdw_store_write_batch(WcFdwStore *store, CommandId cid);
+extern wc_batch *wcfdw_store_write_batch(WcFdwStore *store, CommandId cid, bool alone);
 extern int64 wcfdw_store_count_row_lock(WcFdwStore *store);
 extern void wcfdw_store_truncate(WcFdwStore *store, CommandId cid);
-extern wc_batch **wcfdw_store_visible_batches(WcFdwStore *store, CommandId curcid, int *n);
+extern void wcfdw_store_visible_batches(WcFdwStore *store, CommandId curcid, wc_scan_opts *opts);
 extern void wcfdw_store_drop_at_commit(Oid relid, const char *path);
 
 /* ---------------------------------------------------------------- pushdown, keys */

@@ -406,6 +406,61 @@ test_pending_and_truncate(void)
 	test_rmdir(dir);
 }
 
+/*
+ * One batch written by several commands, a later command's entries hidden by
+ * pending_excl (src/store.c): a put, a delete of the row before it and an
+ * overwrite of a cell in the hidden range take no part (the delete masks
+ * nothing), on a committed cell and on the batch's own earlier entries; two
+ * ranges, given in either order; the committed cells stay visible.
+ */
+static void
+test_pending_excluded(void)
+{
+	char	   *dir = test_tmpdir("pending-excl");
+	wc_family_opts f1[] = {{"f", 0, 0, WC_COMPRESS_LZ4, 0}};
+	wc_db	   *db = open_db(dir, f1, 1, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_batch   *mine = wc_batch_new();
+	wc_seq_range ex[2];
+	wc_scan_opts o;
+	wc_err		err;
+
+	wc_err_clear(&err);
+	put(b, "f", "a", "q", 1, "committed");
+	write_batch(db, b);
+	put(mine, "f", "b", "q", 1, "first");	/* command 1 */
+	ex[0].lo = wc_batch_pending_seq_now() + 1;	/* command 2 */
+	CHECK_OK(wc_batch_delete_row(mine, f1, 1, "a", 1, &err), &err);
+	put(mine, "f", "b", "q", 1, "second");
+	put(mine, "f", "c", "q", 1, "second");
+	ex[0].hi = wc_batch_pending_seq_now();
+	ex[1].lo = ex[0].hi + 1;	/* command 3 */
+	put(mine, "f", "d", "q", 1, "third");
+	ex[1].hi = WC_SEQ_MAX;
+	wc_scan_opts_init(&o);
+	o.pending = &mine;
+	o.npending = 1;
+	EXPECT_SCAN(db, &o, "b/f:q@1=second;c/f:q@1=second;d/f:q@1=third;");
+	/* command 2's reader: command 1's writes only */
+	o.pending_excl = ex;
+	o.npending_excl = 2;
+	EXPECT_SCAN(db, &o, "a/f:q@1=committed;b/f:q@1=first;");
+	/* in the other order, and command 3's reader */
+	{
+		wc_seq_range rev[2] = {ex[1], ex[0]};
+
+		o.pending_excl = rev;
+		EXPECT_SCAN(db, &o, "a/f:q@1=committed;b/f:q@1=first;");
+		o.pending_excl = &rev[0];
+		o.npending_excl = 1;
+		EXPECT_SCAN(db, &o, "b/f:q@1=second;c/f:q@1=second;");
+	}
+	wc_batch_free(b);
+	wc_batch_free(mine);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
 /* A one-row range [row, row] in r (row must outlive it). */
 static void
 point_range(wc_key_range *r, const char *row)
@@ -2686,6 +2741,7 @@ main(void)
 	test_deletes_and_retention();
 	test_pending_and_truncate();
 	test_pending_ranges();
+	test_pending_excluded();
 	test_block_bounds();
 	test_inspect();
 	test_recompress();
