@@ -679,6 +679,30 @@ wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err)
 	return WC_OK;
 }
 
+uint64_t
+wc_batch_seq_at(const wc_batch *b, uint64_t i)
+{
+	return b->seqs[i];
+}
+
+uint64_t
+wc_batch_count_below(const wc_batch *b, uint64_t seq)
+{
+	uint64_t	lo = 0,
+				hi = b != NULL ? b->count : 0;
+
+	while (lo < hi)
+	{
+		uint64_t	mid = lo + (hi - lo) / 2;
+
+		if (b->seqs[mid] < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* ---------------------------------------------------------------- decoding */
 
 /* Where an entry sits, for messages. */

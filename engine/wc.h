@@ -339,8 +339,12 @@ int			wc_batch_delete_row_upto(wc_batch *b, const wc_family_opts *families, int 
 int			wc_batch_truncate(wc_batch *b, wc_err *err);
 
 /* Appends src's entries to dst, after dst's (for a subtransaction that commits
- * into its parent). */
+ * into its parent), with new pending seqs; all or nothing. */
 int			wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err);
+/* The pending seq of entry i of b (i < wc_batch_count(b)); they increase with i. */
+uint64_t	wc_batch_seq_at(const wc_batch *b, uint64_t i);
+/* How many of b's entries have a pending seq below seq. */
+uint64_t	wc_batch_count_below(const wc_batch *b, uint64_t seq);
 
 /*
  * Writes batches[0..n-1], in order, as one atomic log record stamped with tag

@@ -251,6 +251,37 @@ INSERT INTO sb SELECT sb_put(rowkey), family, qualifier, 2, 'outer' FROM sb;
 SELECT rowkey, ts, value FROM sb ORDER BY rowkey, ts;
 COMMIT;
 SELECT rowkey, ts, value FROM sb ORDER BY rowkey, ts;
+-- a released savepoint's writes join the batch before them (src/store.c,
+-- wcfdw_pending_fold): a cursor opened inside it keeps its view, later writes included
+BEGIN;
+INSERT INTO sb VALUES ('s5', 'f', 'q', 1, 'before');
+SAVEPOINT p;
+INSERT INTO sb VALUES ('s6', 'f', 'q', 1, 'inside');
+DECLARE d CURSOR FOR SELECT rowkey, value FROM sb WHERE rowkey IN ('s5', 's6', 's7') ORDER BY rowkey;
+FETCH 1 FROM d;
+RELEASE p;
+INSERT INTO sb VALUES ('s7', 'f', 'q', 1, 'after');
+UPDATE sb SET value = 'changed' WHERE rowkey = 's6';
+FETCH ALL FROM d;   -- s6 inside, no s7
+SELECT rowkey, value FROM sb WHERE rowkey IN ('s5', 's6', 's7') ORDER BY rowkey;
+-- a loop of subtransactions, each writing and reading back, one rolled back
+DO $$
+DECLARE n int; total int := 0;
+BEGIN
+    FOR i IN 1..300 LOOP
+        BEGIN
+            INSERT INTO sb VALUES ('loop' || i, 'f', 'q', 1, 'v');
+            SELECT count(*) INTO n FROM sb WHERE rowkey LIKE 'loop%';
+            total := total + n;
+            IF i = 150 THEN RAISE EXCEPTION 'undo %', i; END IF;
+        EXCEPTION WHEN raise_exception THEN NULL;
+        END;
+    END LOOP;
+    RAISE NOTICE 'read back % in all', total;
+END $$;
+SELECT count(*) FROM sb WHERE rowkey LIKE 'loop%';
+COMMIT;
+SELECT count(*) FROM sb WHERE rowkey LIKE 'loop%';
 DROP FUNCTION sb_put(text);
 DROP TABLE sb_keys;
 DROP FOREIGN TABLE sb;

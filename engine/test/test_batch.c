@@ -412,6 +412,14 @@ test_append(void)
 	CHECK(wc_batch_truncate_seq(dst) == mark + 21, "dst truncate seq %llu vs %llu",
 		  (unsigned long long) wc_batch_truncate_seq(dst), (unsigned long long) mark + 21);
 	CHECK(wc_batch_pending_seq_now() == mark + 22, "22 new seqs");
+	/* the appended entries' seqs, and counting below a seq (src/store.c's fold) */
+	CHECK(wc_batch_seq_at(dst, 20) == mark + 1 && wc_batch_seq_at(dst, 41) == mark + 22,
+		  "seqs of the appended entries");
+	CHECK(wc_batch_count_below(dst, mark + 1) == 20 && wc_batch_count_below(dst, mark + 5) == 24 &&
+		  wc_batch_count_below(dst, mark + 23) == 42 && wc_batch_count_below(dst, 0) == 0 &&
+		  wc_batch_count_below(NULL, mark) == 0, "count below");
+	for (int i = 1; i < 42; i++)
+		CHECK(wc_batch_seq_at(dst, i) > wc_batch_seq_at(dst, i - 1), "seqs increase at %d", i);
 	/* the overlay catches up: the appended put comes with its new seq */
 	n = overlay_entries(wc_batch_overlay(dst, (const uint8_t *) "cf", 2, &err), got, 64);
 	{
