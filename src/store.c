@@ -45,8 +45,9 @@
  *	  and an UPDATE never sees the rows it is writing: a batch shared with
  *	  later commands is overlaid without their entries, whose pending seqs
  *	  each command's first one bounds (wc_scan_opts.pending_excl);
- *	- a subtransaction that commits hands its batches to its parent (they
- *	  are relabelled, nothing is copied); one that aborts drops them;
+ *	- a subtransaction that commits hands its batches to its parent: they
+ *	  are relabelled, and the last is appended to the one before when they
+ *	  could have been one (wcfdw_pending_fold); one that aborts drops them;
  *	- at PRE_COMMIT each store's batches go to disk in one atomic log record
  *	  (wc_db_write), tagged with the top-level FullTransactionId, so readers
  *	  resolve it through the commit log; nothing is written on abort.
