@@ -12,7 +12,8 @@
  *     of the reader's excluded ranges (the writes its snapshot does not see); a
  *     pending one (a writer's own uncommitted entry) when pend_trunc <= seq <=
  *     pend_max and its seq is in none of the excluded ranges (the entries of
- *     the writer's later commands in a batch it shares with earlier ones).  An entry that does not exist takes no part in anything below.
+ *     the writer's later commands in a batch it shares with earlier ones).  An
+ *     entry that does not exist takes no part in anything below.
  *     (wc_vis_seq_exists alone decides this.)
  *   - masking: a DEL_FAMILY of the row and a DEL_COLUMN of the column hide entries
  *     with a lower seq (a bounded DEL_FAMILY: with a seq up to its bound, cell.h);
