@@ -6,10 +6,10 @@
 # INSERTs (puts, all-NULL rows refused), UPDATEs of random columns (NULL deletes a cell, a
 # jsonb family replaced or changed), DELETEs, rowkey moves, UPDATE ... FROM and DELETE ...
 # USING joins, INSERT ... SELECT, parameters, SELECT ... FOR UPDATE, some of them in savepoints
-# rolled back; every row that RETURNING gives is compared, and after each transaction (and at
-# random points inside one) 17 queries (whole rows, single families, rowkey =, IN, ranges,
-# prefixes, column conditions, aggregates, joins, ORDER BY rowkey in both directions with
-# LIMIT) must give the ordinary table's rows.  Between transactions the sessions flush and
+# rolled back, some in subtransactions that commit; every row that RETURNING gives is
+# compared, and after each transaction (and at random points inside one) 17 queries (whole
+# rows, single families, rowkey =, IN, ranges, prefixes, column conditions, aggregates,
+# joins, ORDER BY rowkey in both directions with LIMIT) must give the ordinary table's rows.  Between transactions the sessions flush and
 # compact the store.  Then a kill -9 of the cluster, and after the restart (WAL replay) every
 # session's rows are compared once more.  The seeds are fixed (setseed per transaction); the
 # interleaving of the sessions is not.  t/wide_fuzz.sql has the functions and the model of the
@@ -63,6 +63,13 @@ BEGIN
         RAISE EXCEPTION 'fz_rollback';
       EXCEPTION WHEN raise_exception THEN
         IF SQLERRM <> 'fz_rollback' THEN RAISE; END IF;
+      END;
+    ELSIF random() < 0.25 THEN
+      BEGIN   -- a subtransaction that commits (its writes join the transaction's)
+        d := fz_op(); log := log || ' [in a subtransaction: ' || d;
+        IF random() < 0.5 THEN d := fz_op(); log := log || ', ' || d; END IF;
+        log := log || ']';
+      EXCEPTION WHEN division_by_zero THEN NULL;
       END;
     ELSE
       d := fz_op(); log := log || ' [' || d || ']';
