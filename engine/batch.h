@@ -32,10 +32,6 @@ const uint8_t *wc_batch_entries(const wc_batch *b, size_t *len);
  */
 wc_memtable *wc_batch_overlay(wc_batch *b, const uint8_t *fam, size_t fam_len, wc_err *err);
 
-/* wc_batch_pending_seq_now (wc.h) is WC_SEQ_PENDING_BASE - 1 before the first; a
- * scan ignores pending entries above the value at its start, so a statement never
- * reads what it writes itself (INSERT ... SELECT). */
-
 /* The pending seq of the batch's last DEL_ALL entry, or 0 if none. */
 uint64_t	wc_batch_truncate_seq(const wc_batch *b);
 

@@ -290,9 +290,11 @@ typedef struct wc_seq_range
 } wc_seq_range;
 
 /*
- * The highest "pending" seq given out so far in this process: every entry added
- * to a batch gets the next one, so the entries added from now on have higher
- * seqs (wc_scan_opts.pending_excl).
+ * The highest "pending" seq given out so far in this process (WC_SEQ_PENDING_BASE
+ * - 1 before the first): every entry added to a batch gets the next one, so the
+ * entries added from now on have higher seqs (wc_scan_opts.pending_excl).  A scan
+ * ignores pending entries above the value at its start, so a statement never
+ * reads what it writes itself (INSERT ... SELECT).
  */
 uint64_t	wc_batch_pending_seq_now(void);
 
