@@ -218,6 +218,54 @@ COMMIT;
 SELECT value, count(*) FROM esc GROUP BY 1 ORDER BY 1;
 DROP VIEW esc_locks;
 DROP FOREIGN TABLE esc;
+
+-- A locking scan that runs again under a statement that writes (a subquery FOR UPDATE under a
+-- DELETE's nested loop) finds each row it locks as the statement found it, not as the
+-- statement changed it since.  REPEATABLE READ and another session's commit make each row lock
+-- read the row's newest version; when that read took in the statement's own writes, a row the
+-- statement had deleted read as a concurrent change (40001), and under READ COMMITTED it was
+-- skipped and the LIMIT took the next row (src/store.c, wcfdw_store_visible_batches)
+CREATE FOREIGN TABLE rl (rowkey text COLLATE "C", n int OPTIONS (cell 'f:n'))
+    SERVER wide OPTIONS (families 'f');
+CREATE FOREIGN TABLE rlt (
+    rowkey text COLLATE "C", family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text
+) SERVER wide OPTIONS (families 'f');
+INSERT INTO rl SELECT 'k' || i, i FROM generate_series(1, 6) i;
+INSERT INTO rlt SELECT 'k' || i, 'f', 'q', 1, i::text FROM generate_series(1, 6) i;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_material = off;
+EXPLAIN (COSTS OFF)
+DELETE FROM rl WHERE rowkey >= 'a' AND rowkey < 'l'
+   AND rowkey IN (SELECT rowkey FROM rl WHERE rowkey >= 'k2' ORDER BY rowkey LIMIT 2 FOR UPDATE);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+INSERT INTO rl VALUES ('a', 0);       -- the transaction's writes so far
+SELECT dblink_exec('other', $$INSERT INTO rl VALUES ('z', 0)$$);
+DELETE FROM rl WHERE rowkey >= 'a' AND rowkey < 'l'
+   AND rowkey IN (SELECT rowkey FROM rl WHERE rowkey >= 'k2' ORDER BY rowkey LIMIT 2 FOR UPDATE)
+RETURNING rowkey, n;
+UPDATE rl SET n = n + 100 WHERE rowkey >= 'a' AND rowkey < 'l'
+   AND rowkey IN (SELECT rowkey FROM rl WHERE rowkey >= 'k4' ORDER BY rowkey LIMIT 2 FOR UPDATE)
+RETURNING rowkey, n;
+SELECT rowkey, n FROM rl ORDER BY rowkey;
+COMMIT;
+SELECT rowkey, n FROM rl ORDER BY rowkey;
+-- a tall table's row is a cell version
+EXPLAIN (COSTS OFF)
+DELETE FROM rlt WHERE rowkey >= 'a' AND rowkey < 'l'
+   AND rowkey IN (SELECT rowkey FROM rlt WHERE rowkey >= 'k2' ORDER BY rowkey LIMIT 2 FOR UPDATE);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+INSERT INTO rlt VALUES ('a', 'f', 'q', 1, '0');
+SELECT dblink_exec('other', $$INSERT INTO rlt VALUES ('z', 'f', 'q', 1, '0')$$);
+DELETE FROM rlt WHERE rowkey >= 'a' AND rowkey < 'l'
+   AND rowkey IN (SELECT rowkey FROM rlt WHERE rowkey >= 'k2' ORDER BY rowkey LIMIT 2 FOR UPDATE)
+RETURNING rowkey, value;
+COMMIT;
+SELECT rowkey, value FROM rlt ORDER BY rowkey;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_material;
+DROP FOREIGN TABLE rl, rlt;
 SELECT dblink_disconnect('other');
 
 -- the writes of many statements share one pending batch (src/store.c): a cursor, and a
