@@ -106,7 +106,7 @@ for i in 0 1 2; do
     p=p$((i + 1))
     t_ok "session $p: $ntx random transactions on its prefix of the wide table, each result as the ordinary table's" \
         grep -q "^done $ntx" "$work/$p.out" ||
-        { grep -E 'ERROR|WARNING|failed' "$work/$p.out" | head -n 8 | cut -c1-600 | sed 's/^/#   /'; }
+        { grep -E -A 12 'ERROR|WARNING|failed' "$work/$p.out" | head -n 40 | cut -c1-600 | sed 's/^/#   /'; }
 done
 pids=()
 
