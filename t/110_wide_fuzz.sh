@@ -9,8 +9,11 @@
 # rolled back, some in subtransactions that commit; every row that RETURNING gives is
 # compared, and after each transaction (and at random points inside one) 17 queries (whole
 # rows, single families, rowkey =, IN, ranges, prefixes, column conditions, aggregates,
-# joins, ORDER BY rowkey in both directions with LIMIT) must give the ordinary table's rows.  Between transactions the sessions flush and
-# compact the store.  Then a kill -9 of the cluster, and after the restart (WAL replay) every
+# joins, ORDER BY rowkey in both directions with LIMIT) must give the ordinary table's rows.
+# The wide table's statements and the queries run under random planner settings (join
+# methods, materialization, sorts off), so that its answers must not depend on the plan: a
+# nested loop that scans it again for each outer row, a merge join over its ordered scan.
+# Between transactions the sessions flush and compact the store.  Then a kill -9 of the cluster, and after the restart (WAL replay) every
 # session's rows are compared once more.  The seeds are fixed (setseed per transaction); the
 # interleaving of the sessions is not.  t/wide_fuzz.sql has the functions and the model of the
 # wide table's rules that the ordinary table follows.

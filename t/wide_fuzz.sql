@@ -26,14 +26,14 @@ CREATE OR REPLACE FUNCTION fz_diff(q text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint; qh text := replace(replace(q, '@T', current_setting('fz.h')), '@K', current_setting('fz.k')); qw text := replace(replace(q, '@T', current_setting('fz.w')), '@K', current_setting('fz.k'));
 BEGIN
   EXECUTE format('SELECT count(*) FROM ((%s EXCEPT ALL %s) UNION ALL (%s EXCEPT ALL %s)) x', qh, qw, qw, qh) INTO n;
-  IF n <> 0 THEN RAISE WARNING 'diff % rows: %', n, q; END IF;
+  IF n <> 0 THEN RAISE WARNING 'diff % rows (plan:%): %', n, current_setting('fz.plan', true), q; END IF;
   RETURN n;
 END $$;
 CREATE OR REPLACE FUNCTION fz_diff_ordered(q text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint; qh text := replace(replace(q, '@T', current_setting('fz.h')), '@K', current_setting('fz.k')); qw text := replace(replace(q, '@T', current_setting('fz.w')), '@K', current_setting('fz.k'));
 BEGIN
   EXECUTE format('SELECT count(*) FROM (SELECT row_number() over () rn, x.* FROM (%s) x) h FULL JOIN (SELECT row_number() over () rn, y.* FROM (%s) y) w ON h.rn = w.rn AND h::text = w::text WHERE h.rn IS NULL OR w.rn IS NULL', qh, qw) INTO n;
-  IF n <> 0 THEN RAISE WARNING 'ordered diff % rows: %', n, q; END IF;
+  IF n <> 0 THEN RAISE WARNING 'ordered diff % rows (plan:%): %', n, current_setting('fz.plan', true), q; END IF;
   RETURN n;
 END $$;
 CREATE OR REPLACE FUNCTION fz_cond() RETURNS text LANGUAGE plpgsql AS $$
@@ -54,6 +54,41 @@ BEGIN
 END $$;
 CREATE OR REPLACE FUNCTION fz_rows(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE t text; BEGIN EXECUTE format('WITH u AS (%s) SELECT string_agg(u::text, %L ORDER BY u::text) FROM u', q, E'\n') INTO t; RETURN coalesce(t, ''); END $$;
+-- random planner settings (join methods, materialization, sorts), so that the wide table is
+-- read and written under other plans than its usual ones (nested loops that scan it again for
+-- each outer row, merge joins over its ordered scans); returns the settings changed, '' if none
+CREATE OR REPLACE FUNCTION fz_plan() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE g text; d text := '';
+BEGIN
+  -- a disabled plan node costs 1e10, far above jit_above_cost: every such query would be
+  -- compiled (0.3-0.8 s each)
+  PERFORM set_config('jit', 'off', false);
+  FOREACH g IN ARRAY ARRAY['enable_hashjoin', 'enable_mergejoin', 'enable_nestloop', 'enable_material', 'enable_sort', 'enable_hashagg'] LOOP
+    IF random() < 0.3 THEN
+      PERFORM set_config(g, 'off', false);
+      d := d || ' ' || g || '=off';
+    ELSE
+      PERFORM set_config(g, 'on', false);
+    END IF;
+  END LOOP;
+  RETURN d;
+END $$;
+CREATE OR REPLACE FUNCTION fz_plan_reset() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE g text;
+BEGIN
+  FOREACH g IN ARRAY ARRAY['enable_hashjoin', 'enable_mergejoin', 'enable_nestloop', 'enable_material', 'enable_sort', 'enable_hashagg'] LOOP
+    PERFORM set_config(g, 'on', false);
+  END LOOP;
+END $$;
+-- fz_rows(q) on the wide table, under fz_plan()'s settings; they go into the setting fz.plan
+CREATE OR REPLACE FUNCTION fz_wide_rows(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE t text;
+BEGIN
+  PERFORM set_config('fz.plan', fz_plan(), false);
+  t := fz_rows(q);
+  PERFORM fz_plan_reset();
+  RETURN t;
+END $$;
 -- one random operation on both tables; returns a description
 CREATE OR REPLACE FUNCTION fz_op() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -89,17 +124,17 @@ BEGIN
     IF sets = '' THEN sets := 'b = ' || fz_val('b'); END IF;
     cond := fz_cond();
     st := format('UPDATE @T SET %s WHERE %s RETURNING rowkey, a, b, c::text, d::text, e, f', sets, cond);
-    rw := fz_rows(replace(st, '@T', current_setting('fz.w')));
+    rw := fz_wide_rows(replace(st, '@T', current_setting('fz.w')));
     rh := fz_rows(replace(st, '@T', current_setting('fz.h')));
     EXECUTE format('DELETE FROM %I WHERE a IS NULL AND b IS NULL AND c IS NULL AND d IS NULL AND e IS NULL AND f IS NULL', current_setting('fz.h'));
-    IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: UPDATE RETURNING differs: % | wide:% | heap:%', st, rw, rh; END IF;
+    IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: UPDATE RETURNING differs (plan:%): % | wide:% | heap:%', current_setting('fz.plan', true), st, rw, rh; END IF;
     RETURN 'update ' || sets || ' where ' || cond;
   ELSIF r <= 7 THEN  -- delete
     cond := fz_cond();
     st := format('DELETE FROM @T WHERE %s RETURNING rowkey, a, b, c::text, d::text, e, f', cond);
-    rw := fz_rows(replace(st, '@T', current_setting('fz.w')));
+    rw := fz_wide_rows(replace(st, '@T', current_setting('fz.w')));
     rh := fz_rows(replace(st, '@T', current_setting('fz.h')));
-    IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: DELETE RETURNING differs: % | wide:% | heap:%', st, rw, rh; END IF;
+    IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: DELETE RETURNING differs (plan:%): % | wide:% | heap:%', current_setting('fz.plan', true), st, rw, rh; END IF;
     RETURN 'delete where ' || cond;
   ELSIF r = 8 AND random() < 0.6 THEN  -- other statement shapes
     i := (random()*5)::int;
@@ -112,11 +147,11 @@ BEGIN
     ELSIF i = 3 THEN  -- INSERT ... SELECT of several rows (a put each)
       k := fz_key((random()*150)::int);
       st := format('INSERT INTO @T SELECT rowkey || %L, a, b, c, d, e, f FROM @T WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL', 'x', k, fz_key(199));
-      rw := fz_rows(replace(st, '@T', current_setting('fz.w')) || ' RETURNING rowkey');
+      rw := fz_wide_rows(replace(st, '@T', current_setting('fz.w')) || ' RETURNING rowkey');
       st := format('INSERT INTO %I AS fh SELECT rowkey || %L, a, b, c, d, e, f FROM %I WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL ON CONFLICT (rowkey) DO UPDATE SET a = coalesce(EXCLUDED.a, fh.a), b = coalesce(EXCLUDED.b, fh.b), c = coalesce(EXCLUDED.c, fh.c), d = CASE WHEN EXCLUDED.d IS NULL THEN fh.d ELSE coalesce(fh.d, ''{}'') || EXCLUDED.d END, e = coalesce(EXCLUDED.e, fh.e), f = coalesce(EXCLUDED.f, fh.f) RETURNING rowkey',
                    current_setting('fz.h'), 'x', current_setting('fz.h'), k, fz_key(199));
       rh := fz_rows(st);
-      IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: INSERT SELECT RETURNING differs: % | wide:% | heap:%', st, rw, rh; END IF;
+      IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: INSERT SELECT RETURNING differs (plan:%): % | wide:% | heap:%', current_setting('fz.plan', true), st, rw, rh; END IF;
       RETURN 'insert select from ' || k;
     ELSIF i = 4 THEN  -- a parameter
       k := fz_key((random()*199)::int);
@@ -126,11 +161,11 @@ BEGIN
     ELSE  -- SELECT FOR UPDATE then a delete of what it locked
       st := 'DELETE FROM @T WHERE rowkey IN (SELECT rowkey FROM @T WHERE ' || fz_cond() || ' ORDER BY rowkey LIMIT 2 FOR UPDATE) RETURNING rowkey';
     END IF;
-    rw := fz_rows(replace(replace(st, '@T', current_setting('fz.w')), '@K', current_setting('fz.k')));
+    rw := fz_wide_rows(replace(replace(st, '@T', current_setting('fz.w')), '@K', current_setting('fz.k')));
     rh := fz_rows(replace(replace(st, '@T', current_setting('fz.h')), '@K', current_setting('fz.k')));
     EXECUTE format('UPDATE %I SET d = NULL WHERE d = ''{}''', current_setting('fz.h'));
     EXECUTE format('DELETE FROM %I WHERE a IS NULL AND b IS NULL AND c IS NULL AND d IS NULL AND e IS NULL AND f IS NULL', current_setting('fz.h'));
-    IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: RETURNING differs: % | wide:% | heap:%', st, rw, rh; END IF;
+    IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: RETURNING differs (plan:%): % | wide:% | heap:%', current_setting('fz.plan', true), st, rw, rh; END IF;
     RETURN 'shape ' || i || ': ' || st;
   ELSE  -- move a rowkey
     k := fz_key((random()*199)::int); k2 := fz_key((random()*199)::int);
@@ -147,6 +182,7 @@ END $$;
 CREATE OR REPLACE FUNCTION fz_check() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint := 0; k1 text := fz_key((random()*199)::int); k2 text := fz_key((random()*199)::int); lim int := 1 + (random()*30)::int;
 BEGIN
+  PERFORM set_config('fz.plan', fz_plan(), false);
   n := n + fz_diff('SELECT rowkey, a, b, c::text, d::text, e, f FROM @T');
   n := n + fz_diff('SELECT rowkey, d::text FROM @T');
   n := n + fz_diff('SELECT rowkey, a FROM @T');
@@ -164,5 +200,6 @@ BEGIN
   n := n + fz_diff_ordered(format('SELECT rowkey, a, c::text FROM @T WHERE rowkey > %L ORDER BY rowkey LIMIT %s', k1, lim));
   n := n + fz_diff_ordered(format('SELECT rowkey, e FROM @T WHERE rowkey < %L ORDER BY rowkey DESC LIMIT %s', k1, lim));
   n := n + fz_diff_ordered('SELECT rowkey, f FROM @T ORDER BY rowkey');
+  PERFORM fz_plan_reset();
   RETURN n;
 END $$;
