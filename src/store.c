@@ -44,7 +44,9 @@
  *	  curcid), so a session sees its own writes from the next statement on,
  *	  and an UPDATE never sees the rows it is writing: a batch shared with
  *	  later commands is overlaid without their entries, whose pending seqs
- *	  each command's first one bounds (wc_scan_opts.pending_excl);
+ *	  each command's first one bounds (wc_scan_opts.pending_excl), nor
+ *	  anything written after the scan began (a row lock reads the row again
+ *	  with the scan's options);
  *	- a subtransaction that commits hands its batches to its parent: they
  *	  are relabelled, and the last is appended to the one before when they
  *	  could have been one (wcfdw_pending_fold); one that aborts drops them;
