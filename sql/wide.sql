@@ -243,6 +243,35 @@ ALTER FOREIGN TABLE remap DROP COLUMN c;
 SELECT * FROM remap;
 DROP FOREIGN TABLE remap CASCADE;
 
+-- a client whose key column has another name (YCSB's JDBC binding: usertable (ycsb_key,
+-- field0, ...)): a view renames rowkey; it is updatable, and conditions and ORDER BY on the
+-- renamed column go to the engine as on rowkey
+CREATE FOREIGN TABLE usertable_wc (
+    rowkey varchar COLLATE "C",
+    field0 text OPTIONS (cell 'f:field0'),
+    field1 text OPTIONS (cell 'f:field1')
+) SERVER wide OPTIONS (families 'f', max_versions '1');
+CREATE VIEW usertable AS SELECT rowkey AS ycsb_key, field0, field1 FROM usertable_wc;
+PREPARE ins(varchar, text, text) AS INSERT INTO usertable (ycsb_key, field0, field1) VALUES ($1, $2, $3);
+EXECUTE ins('user1', 'a', 'b');
+EXECUTE ins('user2', 'c', 'd');
+EXECUTE ins('user3', 'e', 'f');
+PREPARE upd(text, varchar) AS UPDATE usertable SET field1 = $1 WHERE ycsb_key = $2;
+EXECUTE upd('z', 'user2');
+PREPARE rd(varchar) AS SELECT * FROM usertable WHERE ycsb_key = $1;
+EXECUTE rd('user2');
+PREPARE sc(varchar, int) AS SELECT * FROM usertable WHERE ycsb_key >= $1 ORDER BY ycsb_key LIMIT $2;
+EXECUTE sc('user2', 5);
+EXPLAIN (COSTS OFF) EXECUTE sc('user2', 5);
+EXPLAIN (COSTS OFF) EXECUTE upd('z', 'user2');
+PREPARE del(varchar) AS DELETE FROM usertable WHERE ycsb_key = $1;
+EXECUTE del('user1');
+SELECT * FROM usertable ORDER BY ycsb_key;
+SELECT rowkey, field1 FROM usertable_wc ORDER BY rowkey;
+DEALLOCATE ALL;
+DROP VIEW usertable;
+DROP FOREIGN TABLE usertable_wc;
+
 DROP FOREIGN TABLE scores, users;
 DROP TABLE users_plain, picks;
 DROP FUNCTION wide_try(text);
