@@ -101,7 +101,8 @@ struct wc_scan
 	uint64_t	trunc;			/* committed entries below are gone */
 	uint64_t	pend_trunc;		/* pending truncate: every committed entry and
 								 * pending ones below are gone */
-	uint64_t	pend_max;		/* pending entries above were written after open */
+	uint64_t	pend_max;		/* pending entries above are not seen: written
+								 * after open, or opts->pending_max */
 	wc_seq_range *excl;			/* writes the snapshot does not see */
 	int			nexcl;
 	int			nexcl_committed;	/* of those, committed ones */
@@ -875,7 +876,7 @@ wc_scan_open(wc_db *db, const wc_scan_opts *opts, wc_scan **out, wc_err *err)
 		return err->code;
 	}
 	scan->trunc = scan->v->truncate_seq;
-	scan->pend_max = wc_batch_pending_seq_now();
+	scan->pend_max = opts->pending_max != 0 ? opts->pending_max : wc_batch_pending_seq_now();
 	if ((rc = exclusions(scan, err)) != WC_OK)
 	{
 		wc_scan_close(scan);

@@ -448,6 +448,13 @@ typedef struct wc_scan_opts
 	const wc_seq_range *pending_excl;
 	int			npending_excl;
 	/*
+	 * Pending entries above this seq are not seen either; 0 = the value of
+	 * wc_batch_pending_seq_now() at open.  A caller that opens a scan again later
+	 * with the options of an earlier one (to read a row's newest version) passes
+	 * the earlier one's, so that what was written since stays unseen.
+	 */
+	uint64_t	pending_max;
+	/*
 	 * The reader's snapshot, for stores opened with a horizon: asked at open about
 	 * every committed write the horizon has not passed.  NULL: every committed
 	 * write is seen.  Writes still in progress are never seen either way.

@@ -313,6 +313,7 @@ wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell, const wc_scan_opt
 	o.npending = like->npending;
 	o.pending_excl = like->pending_excl;
 	o.npending_excl = like->npending_excl;
+	o.pending_max = like->pending_max;
 	wc_err_clear(&err);
 	rc = wc_scan_open(store->db, &o, &point, &err);
 	if (rc < 0)

@@ -776,8 +776,8 @@ wcfdw_store_truncate(WcFdwStore *s, CommandId cid)
  * commands of it that are not (a suffix, cids increasing) are excluded by
  * their seqs: from the first one's seq_lo to where the batch stopped taking
  * writes, the next batch's first seq_lo (only the last batch takes writes).
- * Entries written after the call are excluded too.  The batches stay valid
- * until the scan is closed (see wcfdw_bury).
+ * Entries written after the call are not seen (pending_max).  The batches
+ * stay valid until the scan is closed (see wcfdw_bury).
  */
 void
 wcfdw_store_visible_batches(WcFdwStore *s, CommandId curcid, wc_scan_opts *opts)
@@ -791,10 +791,11 @@ wcfdw_store_visible_batches(WcFdwStore *s, CommandId curcid, wc_scan_opts *opts)
 	opts->npending = 0;
 	opts->pending_excl = NULL;
 	opts->npending_excl = 0;
+	opts->pending_max = 0;
 	if (s->npending == 0)
 		return;
 	out = palloc(sizeof(wc_batch *) * s->npending);
-	excl = palloc(sizeof(wc_seq_range) * (s->npending + 1));
+	excl = palloc(sizeof(wc_seq_range) * s->npending);
 	for (int i = 0; i < s->npending; i++)
 	{
 		WcFdwPendingBatch *p = &s->pending[i];
@@ -825,17 +826,12 @@ wcfdw_store_visible_batches(WcFdwStore *s, CommandId curcid, wc_scan_opts *opts)
 	/*
 	 * And whatever is written from now on: the current command's later
 	 * writes, which go to the last batch, and the copies a subtransaction's
-	 * commit makes (wcfdw_pending_fold).  The engine ignores them in this scan
-	 * (its pend_max), but a row lock's read of the newest version opens a
-	 * new scan with these opts later, maybe after this statement wrote the
-	 * row (a subquery FOR UPDATE rescanned under a DELETE).
+	 * commit makes (wcfdw_pending_fold).  A scan opened now would ignore them
+	 * anyway, but a row lock's read of the newest version opens a new scan
+	 * with these opts later, maybe after this statement wrote the row (a
+	 * subquery FOR UPDATE rescanned under a DELETE).
 	 */
-	if (n > 0 && (nexcl == 0 || excl[nexcl - 1].hi != PG_UINT64_MAX))
-	{
-		excl[nexcl].lo = wc_batch_pending_seq_now() + 1;
-		excl[nexcl].hi = PG_UINT64_MAX;
-		nexcl++;
-	}
+	opts->pending_max = wc_batch_pending_seq_now();
 	opts->pending = out;
 	opts->npending = n;
 	opts->pending_excl = excl;

@@ -455,6 +455,11 @@ test_pending_excluded(void)
 		o.npending_excl = 1;
 		EXPECT_SCAN(db, &o, "b/f:q@1=second;c/f:q@1=second;");
 	}
+	/* pending_max: what was written after command 2, as a scan opened then sees it */
+	o.pending_excl = NULL;
+	o.npending_excl = 0;
+	o.pending_max = ex[0].hi;
+	EXPECT_SCAN(db, &o, "b/f:q@1=second;c/f:q@1=second;");
 	wc_batch_free(b);
 	wc_batch_free(mine);
 	wc_db_close(db);
