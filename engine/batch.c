@@ -48,6 +48,13 @@
 /* How far ahead of a big batch's end its fresh pages are made resident. */
 #define POPULATE_AHEAD		((size_t) 32 << 20)
 
+/*
+ * Dead ranges a batch keeps before a rewind drops its overlays (to be rebuilt
+ * from the live entries on the next wc_batch_overlay): a scan's exclusions
+ * take them all, so they stay few.
+ */
+#define WC_BATCH_DEAD_MAX	16
+
 typedef struct batch_fam
 {
 	wc_memtable *mt;
@@ -96,6 +103,10 @@ struct wc_batch
 	batch_fam  *fams;
 	int			nfams;
 	size_t		fams_cap;
+
+	/* seqs of entries the overlays hold but the batch no longer has (rewound) */
+	wc_seq_range dead[WC_BATCH_DEAD_MAX];
+	int			ndead;
 };
 
 /* The next pending seq to give out; process-wide. */
@@ -201,6 +212,7 @@ drop_overlays(wc_batch *b)
 	b->fams_cap = 0;
 	b->indexed_off = 0;
 	b->indexed_count = 0;
+	b->ndead = 0;				/* no overlay holds a dead entry now */
 }
 
 void
@@ -677,6 +689,97 @@ wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err)
 		note_row(dst, base + rmax_off, rmax_len);
 	}
 	return WC_OK;
+}
+
+void
+wc_batch_get_mark(const wc_batch *b, wc_batch_mark *m)
+{
+	m->count = b->count;
+	m->len = b->len;
+	m->truncate_seq = b->truncate_seq;
+	m->truncate_index = b->truncate_index;
+	m->rmin_off = b->rmin_off;
+	m->rmax_off = b->rmax_off;
+	m->rmin_len = b->rmin_len;
+	m->rmax_len = b->rmax_len;
+	m->rows_any = b->rows_any;
+	m->rows_all = b->rows_all;
+}
+
+/* Adds seqs [lo, hi] to b's dead ranges, joining the last one if they touch;
+ * false if there is no room. */
+static bool
+add_dead(wc_batch *b, uint64_t lo, uint64_t hi)
+{
+	if (b->ndead > 0 && b->dead[b->ndead - 1].hi + 1 == lo)
+		b->dead[b->ndead - 1].hi = hi;
+	else if (b->ndead < WC_BATCH_DEAD_MAX)
+	{
+		b->dead[b->ndead].lo = lo;
+		b->dead[b->ndead].hi = hi;
+		b->ndead++;
+	}
+	else
+		return false;
+	return true;
+}
+
+/*
+ * The entries' bytes before m are as they were (entries are only appended), so
+ * the bounds and the truncate point saved in m are those of what stays.  Dead
+ * ranges hold exactly dead entries' seqs: a scan excludes them from every batch
+ * it overlays, so a range must not cover another batch's entries.  The indexed
+ * dead entries' seqs are split into runs of consecutive seqs (one run when no
+ * other batch took seqs meanwhile), the last one taking in the unindexed dead
+ * entries that follow it, so that the ranges of rollbacks one after the other
+ * touch and join.  Without room for them, the overlays are dropped, to be
+ * rebuilt from the live entries.  The work is in proportion to the entries
+ * forgotten.
+ */
+void
+wc_batch_rewind(wc_batch *b, const wc_batch_mark *m)
+{
+	if (b == NULL || m->count >= b->count)
+		return;
+	if (b->indexed_count > m->count)
+	{
+		uint64_t	i = m->count;
+		bool		room = true;
+
+		while (room && i < b->indexed_count)
+		{
+			uint64_t	j = i + 1;
+
+			while (j < b->count && b->seqs[j] == b->seqs[j - 1] + 1)
+				j++;
+			room = add_dead(b, b->seqs[i], b->seqs[j - 1]);
+			i = j;
+		}
+		if (!room)
+			drop_overlays(b);	/* no dead ranges then */
+		else
+		{
+			b->indexed_count = m->count;
+			b->indexed_off = m->len;
+		}
+	}
+	b->count = m->count;
+	b->len = m->len;
+	b->truncate_seq = m->truncate_seq;
+	b->truncate_index = m->truncate_index;
+	b->rmin_off = m->rmin_off;
+	b->rmax_off = m->rmax_off;
+	b->rmin_len = m->rmin_len;
+	b->rmax_len = m->rmax_len;
+	b->rows_any = m->rows_any;
+	b->rows_all = m->rows_all;
+}
+
+int
+wc_batch_dead(const wc_batch *b, const wc_seq_range **ranges)
+{
+	*ranges = b != NULL ? b->dead : NULL;
+	return b != NULL ? b->ndead : 0;
 }
 
 uint64_t

@@ -807,6 +807,10 @@ exclusions(wc_scan *scan, wc_err *err)
 	const wc_version *v = scan->v;
 	const wc_scan_opts *opts = scan->opts;
 	int			cap = v->held.n + (opts->tag_visible ? v->recent.n : 0) + opts->npending_excl;
+	const wc_seq_range *dead;
+
+	for (int i = 0; i < opts->npending; i++)
+		cap += wc_batch_dead(opts->pending[i], &dead);
 
 	/* a record it may not see was forgotten: the versions it needs may be gone */
 	if (opts->tag_visible && v->recent.forgotten != 0 &&
@@ -847,8 +851,33 @@ exclusions(wc_scan *scan, wc_err *err)
 	}
 	for (int i = 0; i < opts->npending_excl; i++)
 		scan->excl[scan->nexcl++] = opts->pending_excl[i];
+	/* entries a batch's overlays still hold after a rewind */
+	for (int i = 0; i < opts->npending; i++)
+	{
+		int			n = wc_batch_dead(opts->pending[i], &dead);
+
+		for (int j = 0; j < n; j++)
+			scan->excl[scan->nexcl++] = dead[j];
+	}
 	if (scan->nexcl > 1)
+	{
+		int			n = 1;
+
 		qsort(scan->excl, (size_t) scan->nexcl, sizeof(wc_seq_range), range_cmp);
+		/* disjoint for the binary search: a dead range may lie within a pending
+		 * one (the entries of a command the scan does not see anyway) */
+		for (int i = 1; i < scan->nexcl; i++)
+		{
+			if (scan->excl[i].lo <= scan->excl[n - 1].hi)
+			{
+				if (scan->excl[i].hi > scan->excl[n - 1].hi)
+					scan->excl[n - 1].hi = scan->excl[i].hi;
+			}
+			else
+				scan->excl[n++] = scan->excl[i];
+		}
+		scan->nexcl = n;
+	}
 	return WC_OK;
 }
 

@@ -343,6 +343,37 @@ int			wc_batch_truncate(wc_batch *b, wc_err *err);
 /* Appends src's entries to dst, after dst's (for a subtransaction that commits
  * into its parent), with new pending seqs; all or nothing. */
 int			wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err);
+/*
+ * A point in a batch's history to go back to: a subtransaction that writes into
+ * its parent's batch takes one before its first entry, and its rollback rewinds
+ * the batch to it.  Opaque; valid for b while b has not been rewound to an
+ * earlier mark or cleared.
+ */
+typedef struct wc_batch_mark
+{
+	uint64_t	count;
+	size_t		len;
+	uint64_t	truncate_seq;
+	uint64_t	truncate_index;
+	size_t		rmin_off;
+	size_t		rmax_off;
+	uint32_t	rmin_len;
+	uint32_t	rmax_len;
+	bool		rows_any;
+	bool		rows_all;
+} wc_batch_mark;
+
+void		wc_batch_get_mark(const wc_batch *b, wc_batch_mark *m);
+/*
+ * Forgets the entries added since m; allocates nothing and cannot fail.  Their
+ * pending seqs are not given out again.  Where the batch's overlays had indexed
+ * some of them, those stay in the overlays and their seqs are dead: every scan
+ * that overlays b excludes them (wc_batch_dead), so a scan open over b, which
+ * holds the overlays, keeps working.
+ */
+void		wc_batch_rewind(wc_batch *b, const wc_batch_mark *m);
+/* The seqs of b's dead entries (wc_batch_rewind): *ranges[0..n-1], increasing. */
+int			wc_batch_dead(const wc_batch *b, const wc_seq_range **ranges);
 /* The pending seq of entry i of b (i < wc_batch_count(b)); they increase with i. */
 uint64_t	wc_batch_seq_at(const wc_batch *b, uint64_t i);
 /* How many of b's entries have a pending seq below seq. */

@@ -456,6 +456,191 @@ test_append(void)
 	wc_batch_free(src);
 }
 
+/* The entries of row r in the overlay of family "cf" that are not dead (the
+ * last one's seq in *seq), as a scan sees them. */
+static int
+overlay_count_row(wc_batch *b, const char *r, uint64_t *seq)
+{
+	wc_err		err;
+	wc_cell		got[128];
+	const wc_seq_range *dead;
+	int			n,
+				ndead,
+				found = 0;
+
+	wc_err_clear(&err);
+	n = overlay_entries(wc_batch_overlay(b, (const uint8_t *) "cf", 2, &err), got, 128);
+	ndead = wc_batch_dead(b, &dead);
+	for (int i = 0; i < n; i++)
+	{
+		bool		is_dead = false;
+
+		for (int j = 0; j < ndead; j++)
+			is_dead |= got[i].seq >= dead[j].lo && got[i].seq <= dead[j].hi;
+		if (!is_dead && got[i].row_len == strlen(r) && memcmp(got[i].row, r, got[i].row_len) == 0)
+		{
+			found++;
+			if (seq)
+				*seq = got[i].seq;
+		}
+	}
+	return found;
+}
+
+static void
+put_row(wc_batch *b, const char *r)
+{
+	wc_err		err;
+
+	wc_err_clear(&err);
+	CHECK_OK(wc_batch_put(b, "cf", 2, r, strlen(r), "q", 1, 1, "v", 1, &err), &err);
+}
+
+/* A savepoint's rollback: marks, rewinds, and the dead entries of the overlays. */
+static void
+test_rewind(void)
+{
+	wc_batch   *b = wc_batch_new(),
+			   *other = wc_batch_new();
+	wc_batch_mark m0,
+				m1,
+				m2;
+	wc_err		err;
+	const wc_seq_range *dead;
+	const uint8_t *lo,
+			   *hi;
+	size_t		lo_len,
+				hi_len,
+				len0,
+				len;
+	uint8_t    *bytes0;
+	uint64_t	s0,
+				seq;
+	int			ndead;
+
+	wc_err_clear(&err);
+	put_row(b, "m");
+	put_row(b, "n");
+	wc_batch_get_mark(b, &m0);
+	{
+		const uint8_t *e = wc_batch_entries(b, &len0);
+
+		bytes0 = malloc(len0);
+		memcpy(bytes0, e, len0);
+	}
+
+	/* entries after the mark, never indexed: the rewind forgets them, no dead range */
+	put_row(b, "a");
+	put_row(b, "z");
+	CHECK_OK(wc_batch_truncate(b, &err), &err);
+	CHECK(wc_batch_truncate_seq(b) != 0 && !wc_batch_row_bounds(b, &lo, &lo_len, &hi, &hi_len),
+		  "truncate after the mark");
+	s0 = wc_batch_pending_seq_now();
+	wc_batch_rewind(b, &m0);
+	CHECK(wc_batch_count(b) == 2 && wc_batch_truncate_seq(b) == 0, "rewound: count, truncate");
+	{
+		const uint8_t *e = wc_batch_entries(b, &len);
+
+		CHECK(len == len0 && memcmp(e, bytes0, len0) == 0, "rewound: bytes");
+	}
+	CHECK(wc_batch_row_bounds(b, &lo, &lo_len, &hi, &hi_len) &&
+		  lo_len == 1 && lo[0] == 'm' && hi_len == 1 && hi[0] == 'n', "rewound: row bounds");
+	CHECK(wc_batch_dead(b, &dead) == 0, "nothing indexed: nothing dead");
+	put_row(b, "o");
+	CHECK(wc_batch_seq_at(b, 2) == s0 + 1, "seqs are not given out again");
+	CHECK(overlay_count_row(b, "a", NULL) == 0 && overlay_count_row(b, "o", NULL) == 1 &&
+		  overlay_count_row(b, "m", NULL) == 1, "overlay of the live entries");
+
+	/* indexed after the mark: the overlay keeps them, their seqs are dead */
+	wc_batch_get_mark(b, &m1);
+	put_row(b, "d1");
+	put_row(b, "d2");
+	CHECK(overlay_count_row(b, "d2", &seq) == 1, "d2 indexed");
+	put_row(b, "d3");			/* not indexed */
+	wc_batch_rewind(b, &m1);
+	CHECK(wc_batch_dead(b, &dead) == 1 && dead[0].lo == seq - 1 && dead[0].hi == seq + 1,
+		  "one dead range: the indexed entries and d3, which follows them");
+	CHECK(overlay_count_row(b, "d1", NULL) == 0 && overlay_count_row(b, "d2", NULL) == 0,
+		  "d1, d2 dead");
+	CHECK(overlay_count_row(b, "d3", NULL) == 0, "d3 never indexed");
+	/* a second rollback right after: the ranges touch and join */
+	put_row(b, "e1");
+	CHECK(overlay_count_row(b, "e1", &seq) == 1, "e1 indexed");
+	wc_batch_rewind(b, &m1);
+	CHECK(wc_batch_dead(b, &dead) == 1 && dead[0].hi == seq, "joined dead range %d",
+		  wc_batch_dead(b, &dead));
+	CHECK(seq == dead[0].lo + 3, "d1 d2 d3 e1 in the range (d3's seq too, never seen)");
+	/* a live entry between: a range of its own */
+	put_row(b, "p");
+	wc_batch_get_mark(b, &m2);
+	put_row(b, "f1");
+	CHECK(overlay_count_row(b, "f1", NULL) == 1, "f1 indexed");
+	wc_batch_rewind(b, &m2);
+	CHECK(wc_batch_dead(b, &dead) == 2 && dead[1].lo > dead[0].hi + 1, "second range");
+	CHECK(overlay_count_row(b, "p", NULL) == 1 && wc_batch_count(b) == 4, "p lives");
+	/* the entries of another batch between: two runs of seqs, and the other
+	 * batch's seq in neither (g1's run joins f1's range) */
+	wc_batch_get_mark(b, &m2);
+	put_row(b, "g1");
+	put_row(other, "x");
+	put_row(b, "g2");
+	CHECK(overlay_count_row(b, "g2", NULL) == 1, "g2 indexed");
+	wc_batch_rewind(b, &m2);
+	CHECK(wc_batch_dead(b, &dead) == 3 && dead[1].hi + 2 == dead[2].lo &&
+		  dead[1].hi + 1 == wc_batch_seq_at(other, 0), "runs around the other batch's seq");
+	/* too many ranges: the overlays are dropped and rebuilt from the live entries;
+	 * each rollback here adds two (the first run joins the last range) */
+	ndead = wc_batch_dead(b, &dead);
+	for (int i = 0; i < 3; i++)
+	{
+		wc_batch_get_mark(b, &m2);
+		put_row(b, "k1");
+		put_row(other, "y");
+		put_row(b, "k2");
+		put_row(other, "y");
+		put_row(b, "k3");
+		CHECK(overlay_count_row(b, "k3", NULL) == 1, "k3 indexed");
+		wc_batch_rewind(b, &m2);
+	}
+	CHECK(wc_batch_dead(b, &dead) == ndead + 6, "%d ranges after %d", wc_batch_dead(b, &dead), ndead);
+	wc_batch_get_mark(b, &m2);
+	for (int i = 0; i < 16; i++)
+	{
+		put_row(b, "k");
+		put_row(other, "y");
+	}
+	CHECK(overlay_count_row(b, "k", NULL) == 16, "k indexed");
+	wc_batch_rewind(b, &m2);
+	CHECK(wc_batch_dead(b, &dead) == 0, "overlays dropped");
+	CHECK(overlay_count_row(b, "g1", NULL) == 0 && overlay_count_row(b, "k", NULL) == 0 &&
+		  overlay_count_row(b, "d1", NULL) == 0 && overlay_count_row(b, "p", NULL) == 1 &&
+		  overlay_count_row(b, "m", NULL) == 1, "rebuilt overlay: only live entries");
+	/* rollbacks one after the other with live writes between: a range each */
+	for (int i = 0; i < 40; i++)
+	{
+		wc_batch_mark m;
+		char		r[8];
+
+		snprintf(r, sizeof(r), "h%d", i);
+		put_row(b, "live");
+		wc_batch_get_mark(b, &m);
+		put_row(b, r);
+		CHECK(overlay_count_row(b, r, NULL) == 1, "h indexed");
+		wc_batch_rewind(b, &m);
+		CHECK(wc_batch_dead(b, &dead) <= 16, "at most 16 ranges");
+	}
+	CHECK(overlay_count_row(b, "live", NULL) == 40 && wc_batch_count(b) == 44, "live entries");
+	CHECK(wc_batch_dead(b, &dead) == 40 % 17, "dropped on the way: %d ranges",
+		  wc_batch_dead(b, &dead));
+	/* rewinding to where it is, or past its end, changes nothing */
+	wc_batch_get_mark(b, &m2);
+	wc_batch_rewind(b, &m2);
+	CHECK(wc_batch_count(b) == 44, "rewind to now");
+	free(bytes0);
+	wc_batch_free(b);
+	wc_batch_free(other);
+}
+
 /* Decodes payload[0..len-1]; returns entries read, or -1 if rejected. */
 static int
 decode_all(const uint8_t *payload, size_t len, int *bad_reject)
@@ -785,6 +970,7 @@ main(void)
 	test_limits();
 	test_overlay();
 	test_append();
+	test_rewind();
 	test_damage();
 	test_ingest_payload();
 	test_big();

@@ -466,6 +466,262 @@ test_pending_excluded(void)
 	test_rmdir(dir);
 }
 
+/*
+ * A savepoint's rollback rewinds the batch (src/store.c): a scan opened after it
+ * sees neither the forgotten entries nor what they masked, although the overlay
+ * still holds the ones it had indexed; a scan open across the rewind keeps its
+ * overlay; writes after the rewind are seen; a pending exclusion that covers a
+ * dead range (a command the scan does not see) and the range both apply.
+ */
+static void
+test_pending_rewind(void)
+{
+	char	   *dir = test_tmpdir("pending-rewind");
+	wc_family_opts f1[] = {{"f", 0, 0, WC_COMPRESS_LZ4, 0}};
+	wc_db	   *db = open_db(dir, f1, 1, 0);
+	wc_batch   *b = wc_batch_new();
+	wc_batch   *mine = wc_batch_new();
+	wc_batch_mark m;
+	wc_seq_range ex;
+	wc_scan_opts o;
+	wc_scan    *s;
+	wc_cell_view c;
+	wc_err		err;
+	int			n = 0;
+
+	wc_err_clear(&err);
+	put(b, "f", "a", "q", 1, "committed");
+	write_batch(db, b);
+	put(mine, "f", "b", "q", 1, "outer");
+	wc_scan_opts_init(&o);
+	o.pending = &mine;
+	o.npending = 1;
+	/* the savepoint: a delete and a put, read (the overlay indexes them), rolled back */
+	wc_batch_get_mark(mine, &m);
+	CHECK_OK(wc_batch_delete_row(mine, f1, 1, "a", 1, &err), &err);
+	put(mine, "f", "b", "q", 1, "inner");
+	put(mine, "f", "c", "q", 1, "inner");
+	EXPECT_SCAN(db, &o, "b/f:q@1=inner;c/f:q@1=inner;");
+	CHECK_OK(wc_scan_open(db, &o, &s, &err), &err);
+	wc_batch_rewind(mine, &m);
+	EXPECT_SCAN(db, &o, "a/f:q@1=committed;b/f:q@1=outer;");
+	/* the scan opened before the rewind reads on over the overlay it holds */
+	while (wc_scan_next(s, &c, &err) == 1)
+		n++;
+	CHECK(n == 2, "open scan saw %d cells, want 2", n);
+	wc_scan_close(s);
+	/* a write after the rewind, then a command's exclusion over all of it */
+	ex.lo = wc_batch_pending_seq_now() + 1;
+	put(mine, "f", "d", "q", 1, "after");
+	EXPECT_SCAN(db, &o, "a/f:q@1=committed;b/f:q@1=outer;d/f:q@1=after;");
+	ex.lo = wc_batch_seq_at(mine, 0);
+	ex.hi = WC_SEQ_MAX;
+	o.pending_excl = &ex;
+	o.npending_excl = 1;
+	EXPECT_SCAN(db, &o, "a/f:q@1=committed;");
+	/* written: only the live entries reach the store */
+	CHECK_OK(wc_db_write(db, &mine, 1, 0, true, &err), &err);
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	wc_scan_opts_init(&o);
+	EXPECT_SCAN(db, &o, "a/f:q@1=committed;b/f:q@1=outer;d/f:q@1=after;");
+	wc_batch_free(b);
+	wc_batch_free(mine);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
+/* One write of test_rewind_model, kept to be done again on a fresh batch. */
+typedef struct rw_op
+{
+	int			kind;			/* 0 put, 1 delete column, 2 delete row */
+	char		row[8];
+	char		qual[4];
+	int64_t		ts;
+	char		val[16];
+} rw_op;
+
+static void
+rw_apply(wc_batch *b, const rw_op *op, wc_family_opts *fams)
+{
+	wc_err		err;
+
+	wc_err_clear(&err);
+	switch (op->kind)
+	{
+		case 0:
+			CHECK_OK(wc_batch_put(b, "f", 1, op->row, strlen(op->row), op->qual, strlen(op->qual),
+								  op->ts, op->val, strlen(op->val), &err), &err);
+			break;
+		case 1:
+			CHECK_OK(wc_batch_delete_column(b, "f", 1, op->row, strlen(op->row), op->qual,
+											strlen(op->qual), &err), &err);
+			break;
+		default:
+			CHECK_OK(wc_batch_delete_row(b, fams, 1, op->row, strlen(op->row), &err), &err);
+			break;
+	}
+}
+
+/*
+ * Random writes into a pending batch, with savepoints: marks taken, rewound to
+ * (several levels at once) and released, scans between them (which index the
+ * overlays, so that rewinds leave dead ranges behind), and a second pending
+ * batch written in between (on rows of its own, so that its entries take seqs
+ * among the dead ones without competing for cells).  Every scan, whole or of a
+ * row range, must give what the same scan gives over a fresh batch holding only
+ * the writes that were not rolled back.  (No truncates: a fresh batch's would
+ * come after the other batch's entries; test_batch rewinds over one.)
+ */
+static void
+test_rewind_model(void)
+{
+	char	   *dir = test_tmpdir("rewind-model");
+	wc_family_opts f1[] = {{"f", 0, 0, WC_COMPRESS_LZ4, 0}};
+	wc_db	   *db = open_db(dir, f1, 1, 0);
+	wc_batch   *base = wc_batch_new();
+	uint64_t	rng = 4242;
+	enum
+	{
+		MAXOPS = 4000, MAXDEPTH = 10
+	};
+	rw_op	   *ops = calloc(MAXOPS, sizeof(rw_op));
+	int			nops = 0;
+	wc_batch_mark marks[MAXDEPTH];
+	int			marked_nops[MAXDEPTH];
+	int			depth = 0;
+	int			scans = 0,
+				rewinds = 0;
+
+	for (int r = 0; r < 12; r++)
+	{
+		char		row[8];
+
+		snprintf(row, sizeof(row), "r%02d", r);
+		put(base, "f", row, "q0", 1, "committed");
+	}
+	write_batch(db, base);
+	for (int round = 0; round < 20; round++)
+	{
+		wc_batch   *b = wc_batch_new();
+		wc_batch   *other = wc_batch_new();
+
+		nops = 0;
+		depth = 0;
+		for (int step = 0; step < 300 && nops < MAXOPS; step++)
+		{
+			int			r = (int) (test_rand(&rng) % 100);
+
+			if (r < 45)
+			{
+				rw_op	   *op = &ops[nops++];
+				int			k = (int) (test_rand(&rng) % 100);
+
+				op->kind = k < 75 ? 0 : k < 88 ? 1 : 2;
+				snprintf(op->row, sizeof(op->row), "r%02d", (int) (test_rand(&rng) % 12));
+				snprintf(op->qual, sizeof(op->qual), "q%d", (int) (test_rand(&rng) % 3));
+				op->ts = 1 + (int64_t) (test_rand(&rng) % 3);
+				snprintf(op->val, sizeof(op->val), "v%d", step);
+				rw_apply(b, op, f1);
+			}
+			else if (r < 55)
+			{
+				char		row[8];
+
+				snprintf(row, sizeof(row), "x%02d", (int) (test_rand(&rng) % 5));
+				put(other, "f", row, "q", 1, "other");
+			}
+			else if (r < 67 && depth < MAXDEPTH)
+			{
+				wc_batch_get_mark(b, &marks[depth]);
+				marked_nops[depth++] = nops;
+			}
+			else if (r < 77 && depth > 0)
+			{
+				int			k = (int) (test_rand(&rng) % (uint64_t) depth);
+
+				wc_batch_rewind(b, &marks[k]);
+				nops = marked_nops[k];
+				depth = k;
+				rewinds++;
+			}
+			else if (r < 82 && depth > 0)
+				depth--;		/* released: its writes are the level's around it */
+			else
+			{
+				wc_batch   *ref = wc_batch_new();
+				wc_batch   *mine[2] = {b, other};
+				wc_batch   *theirs[2] = {ref, other};
+				wc_scan_opts o,
+							ro;
+				wc_key_range range;
+				char		got[8192],
+							want[8192];
+				char		lo[8],
+							hi[8];
+
+				for (int i = 0; i < nops; i++)
+					rw_apply(ref, &ops[i], f1);
+				wc_scan_opts_init(&o);
+				o.pending = mine;
+				o.npending = 2;
+				ro = o;
+				ro.pending = theirs;
+				render(db, &o, got, sizeof(got));
+				render(db, &ro, want, sizeof(want));
+				CHECK(strcmp(got, want) == 0, "round %d step %d:\n  got:  %s\n  want: %s",
+					  round, step, got, want);
+				/* a row range: the batches' bounds decide whether they are read */
+				snprintf(lo, sizeof(lo), "r%02d", (int) (test_rand(&rng) % 12));
+				snprintf(hi, sizeof(hi), "r%02d", (int) (test_rand(&rng) % 12));
+				memset(&range, 0, sizeof(range));
+				range.start = (const uint8_t *) (strcmp(lo, hi) < 0 ? lo : hi);
+				range.stop = (const uint8_t *) (strcmp(lo, hi) < 0 ? hi : lo);
+				range.start_len = range.stop_len = 3;
+				range.start_bound = range.stop_bound = WC_INCLUSIVE;
+				o.ranges = ro.ranges = &range;
+				o.nranges = ro.nranges = 1;
+				render(db, &o, got, sizeof(got));
+				render(db, &ro, want, sizeof(want));
+				CHECK(strcmp(got, want) == 0, "round %d step %d, rows %s-%s:\n  got:  %s\n  want: %s",
+					  round, step, range.start, range.stop, got, want);
+				wc_batch_free(ref);
+				scans++;
+			}
+		}
+		/* written: the store gets the live writes only */
+		if (round % 5 == 4)
+		{
+			wc_batch   *ref = wc_batch_new();
+			wc_scan_opts o;
+			char		before[8192],
+						after[8192];
+			wc_err		err;
+
+			for (int i = 0; i < nops; i++)
+				rw_apply(ref, &ops[i], f1);
+			wc_scan_opts_init(&o);
+			o.pending = &ref;
+			o.npending = 1;
+			render(db, &o, before, sizeof(before));
+			wc_err_clear(&err);
+			CHECK_OK(wc_db_write(db, &b, 1, 0, true, &err), &err);
+			CHECK_OK(wc_db_refresh(db, &err), &err);
+			wc_scan_opts_init(&o);
+			render(db, &o, after, sizeof(after));
+			CHECK(strcmp(before, after) == 0, "round %d written:\n  got:  %s\n  want: %s",
+				  round, after, before);
+			wc_batch_free(ref);
+		}
+		wc_batch_free(b);
+		wc_batch_free(other);
+	}
+	CHECK(scans > 200 && rewinds > 100, "%d scans, %d rewinds", scans, rewinds);
+	free(ops);
+	wc_batch_free(base);
+	wc_db_close(db);
+	test_rmdir(dir);
+}
+
 /* A one-row range [row, row] in r (row must outlive it). */
 static void
 point_range(wc_key_range *r, const char *row)
@@ -2747,6 +3003,8 @@ main(void)
 	test_pending_and_truncate();
 	test_pending_ranges();
 	test_pending_excluded();
+	test_pending_rewind();
+	test_rewind_model();
 	test_block_bounds();
 	test_inspect();
 	test_recompress();
