@@ -330,6 +330,77 @@ END $$;
 SELECT count(*) FROM sb WHERE rowkey LIKE 'loop%';
 COMMIT;
 SELECT count(*) FROM sb WHERE rowkey LIKE 'loop%';
+-- savepoints never released, one per statement (a client's autosave, pgjdbc's
+-- autosave=always): the deeper levels write on into the transaction's batch after a mark
+-- each (src/store.c); ROLLBACK TO rewinds it to the mark of that savepoint, also after the
+-- rolled back levels read their own writes; the same statements on an ordinary table give
+-- the same rows
+CREATE TABLE sb_heap (rowkey text COLLATE "C", family text COLLATE "C", qualifier text COLLATE "C",
+                      ts bigint, value text);
+BEGIN;
+INSERT INTO sb VALUES ('n0', 'f', 'q', 1, 'outer');
+INSERT INTO sb_heap VALUES ('n0', 'f', 'q', 1, 'outer');
+CREATE TEMP TABLE sb_reads (t text, i int, n bigint);
+\set ECHO none
+SELECT CASE WHEN t = 'sb' THEN format('SAVEPOINT a%s', i) END,
+       format($q$INSERT INTO %I VALUES ('n%s', 'f', 'q', 1, 'level %s')$q$, t, i, i),
+       format($q$UPDATE %I SET value = value || '+' WHERE rowkey = 'n%s'$q$, t, i / 2),
+       format($q$INSERT INTO sb_reads SELECT %L, %s, count(*) FROM %I WHERE rowkey LIKE 'n%%'$q$, t, i, t)
+FROM generate_series(1, 400) i, (VALUES ('sb'), ('sb_heap')) v(t) ORDER BY i, t \gexec
+\set ECHO all
+ROLLBACK TO a350;   -- levels 350 to 400: their rows, and their updates of n175 to n200
+SELECT count(*), count(*) FILTER (WHERE value LIKE '%+') FROM sb WHERE rowkey LIKE 'n%';
+INSERT INTO sb VALUES ('n999', 'f', 'q', 1, 'after the rollback');
+INSERT INTO sb_heap VALUES ('n999', 'f', 'q', 1, 'after the rollback');
+ROLLBACK TO a100;   -- and the write after it, at level 350
+SAVEPOINT b;
+DELETE FROM sb WHERE rowkey IN ('n1', 'n98');
+DELETE FROM sb_heap WHERE rowkey IN ('n1', 'n98');
+SELECT count(*) FROM sb WHERE rowkey LIKE 'n%';
+RELEASE a99;        -- b's delete and a99's writes join level 98's
+SAVEPOINT c;
+UPDATE sb SET value = 'in c' WHERE rowkey = 'n2';
+UPDATE sb_heap SET value = 'in c' WHERE rowkey = 'n2';
+ROLLBACK TO a98;    -- a99 and b went with RELEASE: back to level 98's mark
+SELECT (SELECT count(*) FROM sb WHERE rowkey LIKE 'n%') AS wide,
+       (SELECT count(*) FROM sb_heap WHERE rowkey LIKE 'n%') AS ordinary;
+COMMIT;
+-- what each statement read: the same, before a rollback and after
+SELECT count(*), sum(w.n), count(*) FILTER (WHERE w.n <> o.n) AS differing
+FROM sb_reads w JOIN sb_reads o USING (i) WHERE w.t = 'sb' AND o.t = 'sb_heap';
+SELECT count(*) AS rows_differing FROM (
+    (SELECT rowkey, value FROM sb WHERE rowkey LIKE 'n%' EXCEPT ALL SELECT rowkey, value FROM sb_heap)
+    UNION ALL
+    (SELECT rowkey, value FROM sb_heap EXCEPT ALL SELECT rowkey, value FROM sb WHERE rowkey LIKE 'n%')) d;
+SELECT count(*), min(rowkey), max(value) FROM sb WHERE rowkey LIKE 'n%';
+-- nested PL/pgSQL blocks: each level writes, reads and calls the next in a block, which every
+-- seventh level rolls back after the deeper ones (released into it) returned; then it writes
+-- what it read, at the level around the block
+CREATE FUNCTION sb_nest(t text, depth int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE n bigint := -1;
+BEGIN
+    IF depth > 60 THEN RETURN; END IF;
+    BEGIN
+        EXECUTE format($q$INSERT INTO %I VALUES ('m%s', 'f', 'q', 1, 'level %s')$q$, t, depth, depth);
+        EXECUTE format($q$UPDATE %I SET value = value || '+' WHERE rowkey = 'm%s'$q$, t, depth / 3);
+        EXECUTE format($q$SELECT count(*) FROM %I WHERE rowkey LIKE 'm%%'$q$, t) INTO n;
+        PERFORM sb_nest(t, depth + 1);
+        IF depth % 7 = 0 THEN RAISE EXCEPTION 'undo %', depth; END IF;
+    EXCEPTION WHEN raise_exception THEN NULL;
+    END;
+    EXECUTE format($q$INSERT INTO %I SELECT 'ma%s', 'f', 'q', 1, %L || ' ' || count(*) FROM %I
+                      WHERE rowkey LIKE 'm%%'$q$, t, depth, n, t);
+END $$;
+BEGIN;
+SELECT sb_nest('sb', 1), sb_nest('sb_heap', 1);
+SELECT count(*) AS rows_differing FROM (
+    (SELECT rowkey, value FROM sb WHERE rowkey LIKE 'm%' EXCEPT ALL SELECT rowkey, value FROM sb_heap WHERE rowkey LIKE 'm%')
+    UNION ALL
+    (SELECT rowkey, value FROM sb_heap WHERE rowkey LIKE 'm%' EXCEPT ALL SELECT rowkey, value FROM sb WHERE rowkey LIKE 'm%')) d;
+COMMIT;
+SELECT rowkey, value FROM sb WHERE rowkey LIKE 'm%' ORDER BY rowkey;
+DROP FUNCTION sb_nest(text, int);
+DROP TABLE sb_heap;
 DROP FUNCTION sb_put(text);
 DROP TABLE sb_keys;
 DROP FOREIGN TABLE sb;

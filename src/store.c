@@ -39,7 +39,10 @@
  *
  *	- a write goes to the last batch if it has the current level and its
  *	  last command is the current one or an earlier one (and neither it nor
- *	  the write is a TRUNCATE), else to a new one;
+ *	  the write is a TRUNCATE), else to a new one; a write of a deeper level
+ *	  (after a SAVEPOINT) whose command is later than the batch's last goes
+ *	  on into it too, after a mark (wc_batch_get_mark) saying where that
+ *	  level's writes begin;
  *	- a scan overlays the batches of earlier commands (cid < its snapshot's
  *	  curcid), so a session sees its own writes from the next statement on,
  *	  and an UPDATE never sees the rows it is writing: a batch shared with
@@ -47,9 +50,11 @@
  *	  each command's first one bounds (wc_scan_opts.pending_excl), nor
  *	  anything written after the scan began (a row lock reads the row again
  *	  with the scan's options);
- *	- a subtransaction that commits hands its batches to its parent: they
- *	  are relabelled, and the last is appended to the one before when they
- *	  could have been one (wcfdw_pending_fold); one that aborts drops them;
+ *	- a subtransaction that commits hands its batches and marks to its
+ *	  parent: they are relabelled, and the last batch is appended to the one
+ *	  before when they could have been one (wcfdw_pending_fold); one that
+ *	  aborts drops its batches and rewinds the outer ones to its marks
+ *	  (wc_batch_rewind);
  *	- at PRE_COMMIT each store's batches go to disk in one atomic log record
  *	  (wc_db_write), tagged with the top-level FullTransactionId, so readers
  *	  resolve it through the commit log; nothing is written on abort.
@@ -668,6 +673,13 @@ wcfdw_store_count_row_lock(WcFdwStore *s)
 	return ++s->nrowlocks;
 }
 
+/* The level writing into p now: its last mark's, or its own. */
+static int
+wcfdw_pending_tail_level(const WcFdwPendingBatch *p)
+{
+	return p->nmarks > 0 ? p->marks[p->nmarks - 1].level : p->level;
+}
+
 /* Adds command cid, whose entries begin after the pending seqs given out so far, to p. */
 static void
 wcfdw_pending_add_cmd(WcFdwPendingBatch *p, CommandId cid)
@@ -714,7 +726,7 @@ wcfdw_store_write_batch(WcFdwStore *s, CommandId cid, bool alone)
 	(void) GetTopFullTransactionId();
 
 	last = s->npending > 0 ? &s->pending[s->npending - 1] : NULL;
-	if (last && last->level == level)
+	if (last && wcfdw_pending_tail_level(last) == level)
 	{
 		last_cid = last->cmds[last->ncmds - 1].cid;
 		if (last_cid == cid && !(alone && last->ncmds > 1))
@@ -724,6 +736,27 @@ wcfdw_store_write_batch(WcFdwStore *s, CommandId cid, bool alone)
 			wcfdw_pending_add_cmd(last, cid);
 			return last->batch;
 		}
+	}
+	else if (last && wcfdw_pending_tail_level(last) < level &&
+			 cid > last->cmds[last->ncmds - 1].cid && !alone && !last->truncates)
+	{
+		/*
+		 * A deeper level writes on into the outer level's batch, from a mark
+		 * its rollback rewinds the batch to: with a batch per level, N
+		 * statements each after a SAVEPOINT never released (a client's
+		 * autosave) left N batches, and each statement's scans went
+		 * through all of them.
+		 */
+		WcFdwPendingMark *m;
+
+		last->marks = wcfdw_array_room(last->marks, last->nmarks, &last->maxmarks,
+									   sizeof(WcFdwPendingMark), 4);
+		m = &last->marks[last->nmarks++];
+		m->level = level;
+		m->ncmds = last->ncmds;
+		wc_batch_get_mark(last->batch, &m->bm);
+		wcfdw_pending_add_cmd(last, cid);
+		return last->batch;
 	}
 
 	s->pending = wcfdw_array_room(s->pending, s->npending, &s->maxpending,
@@ -739,6 +772,8 @@ wcfdw_store_write_batch(WcFdwStore *s, CommandId cid, bool alone)
 	p->truncates = false;
 	p->cmds = NULL;
 	p->ncmds = p->maxcmds = 0;
+	p->marks = NULL;
+	p->nmarks = p->maxmarks = 0;
 	s->npending++;
 	wcfdw_pending_add_cmd(p, cid);
 	return b;
@@ -848,6 +883,23 @@ wcfdw_discard_pending(WcFdwStore *s, int from_level)
 		wcfdw_bury(p->batch);
 		if (p->cmds)
 			pfree(p->cmds);
+		if (p->marks)
+			pfree(p->marks);
+	}
+	/* what those levels wrote into outer levels' batches */
+	for (int i = 0; i < s->npending; i++)
+	{
+		WcFdwPendingBatch *p = &s->pending[i];
+		int			j = p->nmarks;
+
+		while (j > 0 && p->marks[j - 1].level >= from_level)
+			j--;
+		if (j < p->nmarks)
+		{
+			wc_batch_rewind(p->batch, &p->marks[j].bm);
+			p->ncmds = p->marks[j].ncmds;
+			p->nmarks = j;
+		}
 	}
 }
 
@@ -1337,7 +1389,8 @@ wcfdw_pending_fold(WcFdwStore *s)
 		int			need = p->ncmds + r->ncmds;
 		wc_err		err;
 
-		if (p->level != r->level || p->truncates || r->truncates ||
+		if (wcfdw_pending_tail_level(p) != r->level || r->nmarks > 0 ||
+			p->truncates || r->truncates ||
 			p->cmds[p->ncmds - 1].cid >= r->cmds[0].cid)
 			return;
 		if (wcfdw_nscans_total > 0 && wcfdw_ngrave >= wcfdw_maxgrave)
@@ -1373,8 +1426,44 @@ wcfdw_pending_fold(WcFdwStore *s)
 		else
 			wc_batch_free(r->batch);
 		pfree(r->cmds);
+		Assert(r->marks == NULL || r->nmarks == 0);
+		if (r->marks)
+			pfree(r->marks);
 		s->npending--;
 	}
+}
+
+/*
+ * wcfdw_pending_relabel
+ *		At the commit of a subtransaction of level: what it wrote into p is
+ *		its parent's now
+ *
+ * A mark that no longer begins a deeper level than the one before it (or
+ * than p's own) is dropped: a rollback of that level rewinds to the earlier
+ * one.  Marks stay one per open level, their levels increasing.
+ */
+static void
+wcfdw_pending_relabel(WcFdwPendingBatch *p, int level)
+{
+	int			prev,
+				n = 0;
+
+	if (p->level >= level)
+		p->level = level - 1;
+	prev = p->level;
+	for (int j = 0; j < p->nmarks; j++)
+	{
+		WcFdwPendingMark *m = &p->marks[j];
+
+		if (m->level >= level)
+			m->level = level - 1;
+		if (m->level > prev)
+		{
+			prev = m->level;
+			p->marks[n++] = *m;
+		}
+	}
+	p->nmarks = n;
 }
 
 static void
@@ -1396,8 +1485,7 @@ wcfdw_subxact_cb(SubXactEvent event, SubTransactionId mySubid,
 				int			i;
 
 				for (i = 0; i < s->npending; i++)
-					if (s->pending[i].level >= level)
-						s->pending[i].level = level - 1;
+					wcfdw_pending_relabel(&s->pending[i], level);
 				wcfdw_pending_fold(s);
 			}
 		}

@@ -262,6 +262,17 @@ typedef struct WcFdwPendingCmd
 								 * higher one (wc_batch_pending_seq_now) */
 } WcFdwPendingCmd;
 
+/*
+ * Where the writes of a deeper subtransaction level begin in a batch of an
+ * outer one: its rollback rewinds the batch to here.
+ */
+typedef struct WcFdwPendingMark
+{
+	int			level;
+	int			ncmds;			/* the batch's commands before it */
+	wc_batch_mark bm;
+} WcFdwPendingMark;
+
 typedef struct WcFdwPendingBatch
 {
 	wc_batch   *batch;
@@ -271,6 +282,11 @@ typedef struct WcFdwPendingBatch
 	WcFdwPendingCmd *cmds;		/* TopMemoryContext */
 	int			ncmds;
 	int			maxcmds;
+	/* the deeper levels that wrote on into it, levels increasing (all above
+	 * level); the last one's level, or level, is the one writing now */
+	WcFdwPendingMark *marks;	/* TopMemoryContext */
+	int			nmarks;
+	int			maxmarks;
 } WcFdwPendingBatch;
 
 typedef struct WcFdwStore
