@@ -2,18 +2,19 @@
 # t/110_wide_fuzz.sh -- a wide table against an ordinary table, under random statements.
 #
 # Three sessions at once, each on its own key prefix of one wide table (through a view of that
-# prefix) and on an ordinary table of its own, run random transactions of 1 to 13 statements:
+# prefix) and on an ordinary table of its own, run random transactions of 1 to 13 steps:
 # INSERTs (puts, all-NULL rows refused), UPDATEs of random columns (NULL deletes a cell, a
 # jsonb family replaced or changed), DELETEs, rowkey moves, UPDATE ... FROM and DELETE ...
 # USING joins, INSERT ... SELECT, parameters, SELECT ... FOR UPDATE, some of them in savepoints
-# rolled back, some in subtransactions that commit; every row that RETURNING gives is
-# compared, and after each transaction (and at random points inside one) 17 queries (whole
-# rows, single families, rowkey =, IN, ranges, prefixes, column conditions, aggregates,
-# joins, ORDER BY rowkey in both directions with LIMIT) must give the ordinary table's rows.
-# The wide table's statements and the queries run under random planner settings (join
-# methods, materialization, sorts off), so that its answers must not depend on the plan: a
-# nested loop that scans it again for each outer row, a merge join over its ordered scan.
-# Between transactions the sessions flush and compact the store.  Then a kill -9 of the cluster, and after the restart (WAL replay) every
+# rolled back, some in subtransactions that commit, nested up to three deep (fz_step); every
+# row that RETURNING gives is compared, and after each transaction (and at random points
+# inside one and inside savepoints) 17 queries (whole rows, single families, rowkey =, IN,
+# ranges, prefixes, column conditions, aggregates, joins, ORDER BY rowkey in both directions
+# with LIMIT) must give the ordinary table's rows.  The wide table's statements and the
+# queries run under random planner settings (join methods, materialization, sorts off), so
+# that its answers must not depend on the plan: a nested loop that scans it again for each
+# outer row, a merge join over its ordered scan.  Between transactions the sessions flush and
+# compact the store.  Then a kill -9 of the cluster, and after the restart (WAL replay) every
 # session's rows are compared once more.  The seeds are fixed (setseed per transaction); the
 # interleaving of the sessions is not.  t/wide_fuzz.sql has the functions and the model of the
 # wide table's rules that the ordinary table follows.
@@ -56,27 +57,10 @@ worker() {
         if ! PGOPTIONS=$(opts "$p") "$WC_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 >>"$work/$p.out" 2>&1 <<SQL
 SELECT setseed($(awk -v s="$seed" -v r="$r" 'BEGIN { printf "%.6f", ((s * 7919 + r * 104729) % 1000000) / 1000000.0 - 0.5 }')) \gset
 DO \$\$
-DECLARE n bigint; d text; log text := '';
+DECLARE n bigint; log text := '';
 BEGIN
   FOR i IN 1..(1 + (random() * 12)::int) LOOP
-    IF random() < 0.2 THEN
-      BEGIN
-        d := fz_op(); log := log || ' [in a savepoint rolled back: ' || d || ']';
-        IF random() < 0.5 THEN d := fz_op(); END IF;
-        RAISE EXCEPTION 'fz_rollback';
-      EXCEPTION WHEN raise_exception THEN
-        IF SQLERRM <> 'fz_rollback' THEN RAISE; END IF;
-      END;
-    ELSIF random() < 0.25 THEN
-      BEGIN   -- a subtransaction that commits (its writes join the transaction's)
-        d := fz_op(); log := log || ' [in a subtransaction: ' || d;
-        IF random() < 0.5 THEN d := fz_op(); log := log || ', ' || d; END IF;
-        log := log || ']';
-      EXCEPTION WHEN division_by_zero THEN NULL;
-      END;
-    ELSE
-      d := fz_op(); log := log || ' [' || d || ']';
-    END IF;
+    log := log || fz_step(0);
     IF random() < 0.3 THEN
       n := fz_check();
       IF n <> 0 THEN RAISE EXCEPTION 'fz: % rows differ inside the transaction, after%', n, log; END IF;

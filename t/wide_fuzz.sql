@@ -203,3 +203,33 @@ BEGIN
   PERFORM fz_plan_reset();
   RETURN n;
 END $$;
+-- One step of a transaction: a statement, or (below depth 3) a block of one or two steps
+-- that is rolled back or that commits, so that savepoints nest: a level rolled back inside
+-- one that commits and the other way round, each writing into the batches of the levels
+-- around it (src/store.c's marks).  Returns what it did, for the failure message.
+CREATE OR REPLACE FUNCTION fz_step(depth int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE log text := ''; n bigint;
+BEGIN
+  IF depth < 3 AND random() < 0.2 THEN
+    BEGIN
+      log := ' [in a savepoint rolled back:' || fz_step(depth + 1);
+      IF random() < 0.5 THEN log := log || fz_step(depth + 1); END IF;
+      IF random() < 0.2 THEN
+        n := fz_check();
+        IF n <> 0 THEN RAISE EXCEPTION 'fz: % rows differ in a savepoint, after%]', n, log; END IF;
+      END IF;
+      RAISE EXCEPTION 'fz_rollback';
+    EXCEPTION WHEN raise_exception THEN
+      IF SQLERRM <> 'fz_rollback' THEN RAISE; END IF;
+    END;
+    RETURN log || ']';
+  ELSIF depth < 3 AND random() < 0.25 THEN
+    BEGIN   -- a subtransaction that commits (its writes join its parent's)
+      log := ' [in a subtransaction:' || fz_step(depth + 1);
+      IF random() < 0.5 THEN log := log || fz_step(depth + 1); END IF;
+    EXCEPTION WHEN division_by_zero THEN NULL;
+    END;
+    RETURN log || ']';
+  END IF;
+  RETURN ' [' || fz_op() || ']';
+END $$;
