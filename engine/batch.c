@@ -85,17 +85,7 @@ struct wc_batch
 	uint64_t	count;
 	size_t		seqs_cap;		/* in entries */
 	bool		seqs_mapped;
-	uint64_t	truncate_seq;	/* pending seq of the last DEL_ALL, or 0 */
-	uint64_t	truncate_index; /* its entry index */
-
-	/* the rows of the entries lie in [min, max] (offsets into buf), unless
-	 * rows_all (a DEL_ALL) or !rows_any (no entry yet) */
-	size_t		rmin_off;
-	size_t		rmax_off;
-	uint32_t	rmin_len;
-	uint32_t	rmax_len;
-	bool		rows_any;
-	bool		rows_all;
+	wc_batch_summary sum;		/* truncate point and row bounds (wc.h) */
 
 	/* overlays: they hold entries [0, indexed_count), bytes [0, indexed_off) */
 	size_t		indexed_off;
@@ -254,10 +244,10 @@ wc_batch_clear(wc_batch *b)
 	b->seqs = free_if_big(b->seqs, &b->seqs_cap, &b->seqs_mapped, sizeof(*b->seqs));
 	b->len = 0;
 	b->count = 0;
-	b->truncate_seq = 0;
-	b->truncate_index = 0;
-	b->rows_any = false;
-	b->rows_all = false;
+	b->sum.truncate_seq = 0;
+	b->sum.truncate_index = 0;
+	b->sum.rows_any = false;
+	b->sum.rows_all = false;
 }
 
 /* Widens b's row bounds to the row at buf + off (an entry's, already in buf). */
@@ -266,21 +256,21 @@ note_row(wc_batch *b, size_t off, uint32_t len)
 {
 	const uint8_t *r = b->buf + off;
 
-	if (!b->rows_any)
+	if (!b->sum.rows_any)
 	{
-		b->rmin_off = b->rmax_off = off;
-		b->rmin_len = b->rmax_len = len;
-		b->rows_any = true;
+		b->sum.rmin_off = b->sum.rmax_off = off;
+		b->sum.rmin_len = b->sum.rmax_len = len;
+		b->sum.rows_any = true;
 	}
-	else if (wc_row_cmp(r, len, b->buf + b->rmin_off, b->rmin_len) < 0)
+	else if (wc_row_cmp(r, len, b->buf + b->sum.rmin_off, b->sum.rmin_len) < 0)
 	{
-		b->rmin_off = off;
-		b->rmin_len = len;
+		b->sum.rmin_off = off;
+		b->sum.rmin_len = len;
 	}
-	else if (wc_row_cmp(r, len, b->buf + b->rmax_off, b->rmax_len) > 0)
+	else if (wc_row_cmp(r, len, b->buf + b->sum.rmax_off, b->sum.rmax_len) > 0)
 	{
-		b->rmax_off = off;
-		b->rmax_len = len;
+		b->sum.rmax_off = off;
+		b->sum.rmax_len = len;
 	}
 }
 
@@ -288,12 +278,12 @@ bool
 wc_batch_row_bounds(const wc_batch *b, const uint8_t **min, size_t *min_len,
 					const uint8_t **max, size_t *max_len)
 {
-	if (b == NULL || !b->rows_any || b->rows_all)
+	if (b == NULL || !b->sum.rows_any || b->sum.rows_all)
 		return false;
-	*min = b->buf + b->rmin_off;
-	*min_len = b->rmin_len;
-	*max = b->buf + b->rmax_off;
-	*max_len = b->rmax_len;
+	*min = b->buf + b->sum.rmin_off;
+	*min_len = b->sum.rmin_len;
+	*max = b->buf + b->sum.rmax_off;
+	*max_len = b->sum.rmax_len;
 	return true;
 }
 
@@ -320,7 +310,7 @@ wc_batch_entries(const wc_batch *b, size_t *len)
 uint64_t
 wc_batch_truncate_seq(const wc_batch *b)
 {
-	return b != NULL ? b->truncate_seq : 0;
+	return b != NULL ? b->sum.truncate_seq : 0;
 }
 
 /* Room for more bytes and nentries more entries, or WC_NOMEM; changes nothing else. */
@@ -477,9 +467,9 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 	b->seqs[b->count] = take_pending_seqs(1);
 	if (type == WC_TYPE_DEL_ALL)
 	{
-		b->truncate_seq = b->seqs[b->count];
-		b->truncate_index = b->count;
-		b->rows_all = true;
+		b->sum.truncate_seq = b->seqs[b->count];
+		b->sum.truncate_index = b->count;
+		b->sum.rows_all = true;
 	}
 	else
 		note_row(b, row_off, (uint32_t) row_len);
@@ -585,8 +575,7 @@ wc_batch_delete_row_upto(wc_batch *b, const wc_family_opts *families, int n,
 {
 	uint8_t		val[WC_FAMILY_BOUND_LEN];
 	bool		bounded = bound != WC_SEQ_MAX;
-	size_t		mark_len;
-	uint64_t	mark_count;
+	wc_batch_mark mark;
 	int			rc;
 
 	if (b == NULL)
@@ -606,8 +595,7 @@ wc_batch_delete_row_upto(wc_batch *b, const wc_family_opts *families, int n,
 	}
 	if ((rc = check_count(b, (uint64_t) n, err)) != WC_OK)
 		return rc;
-	mark_len = b->len;
-	mark_count = b->count;
+	wc_batch_get_mark(b, &mark);
 	for (int i = 0; i < n; i++)
 	{
 		rc = add_entry(b, bounded ? WC_TYPE_DEL_FAMILY_UPTO : WC_TYPE_DEL_FAMILY,
@@ -615,9 +603,8 @@ wc_batch_delete_row_upto(wc_batch *b, const wc_family_opts *families, int n,
 					   INT64_MAX, bounded ? val : NULL, bounded ? sizeof(val) : 0, err);
 		if (rc != WC_OK)
 		{
-			/* overlays index only in wc_batch_overlay, so none saw these entries */
-			b->len = mark_len;
-			b->count = mark_count;
+			/* the row bounds too: they may point into the entries forgotten */
+			wc_batch_rewind(b, &mark);
 			return rc;
 		}
 	}
@@ -654,14 +641,14 @@ wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err)
 	/* dst == src is allowed: read src before dst changes */
 	n = src->len;
 	count = src->count;
-	trunc = src->truncate_seq != 0;
-	trunc_index = src->truncate_index;
-	rows_any = src->rows_any;
-	rows_all = src->rows_all;
-	rmin_off = src->rmin_off;
-	rmin_len = src->rmin_len;
-	rmax_off = src->rmax_off;
-	rmax_len = src->rmax_len;
+	trunc = src->sum.truncate_seq != 0;
+	trunc_index = src->sum.truncate_index;
+	rows_any = src->sum.rows_any;
+	rows_all = src->sum.rows_all;
+	rmin_off = src->sum.rmin_off;
+	rmin_len = src->sum.rmin_len;
+	rmax_off = src->sum.rmax_off;
+	rmax_len = src->sum.rmax_len;
 	if (count == 0)
 		return WC_OK;
 	if ((rc = check_count(dst, count, err)) != WC_OK ||
@@ -676,13 +663,13 @@ wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err)
 		dst->seqs[dst->count + i] = first + i;
 	if (trunc)
 	{
-		dst->truncate_index = dst->count + trunc_index;
-		dst->truncate_seq = first + trunc_index;
+		dst->sum.truncate_index = dst->count + trunc_index;
+		dst->sum.truncate_seq = first + trunc_index;
 	}
 	dst->len += n;
 	dst->count += count;
 	if (rows_all)
-		dst->rows_all = true;
+		dst->sum.rows_all = true;
 	if (rows_any)
 	{
 		note_row(dst, base + rmin_off, rmin_len);
@@ -696,14 +683,7 @@ wc_batch_get_mark(const wc_batch *b, wc_batch_mark *m)
 {
 	m->count = b->count;
 	m->len = b->len;
-	m->truncate_seq = b->truncate_seq;
-	m->truncate_index = b->truncate_index;
-	m->rmin_off = b->rmin_off;
-	m->rmax_off = b->rmax_off;
-	m->rmin_len = b->rmin_len;
-	m->rmax_len = b->rmax_len;
-	m->rows_any = b->rows_any;
-	m->rows_all = b->rows_all;
+	m->sum = b->sum;
 }
 
 /* Adds seqs [lo, hi] to b's dead ranges, joining the last one if they touch;
@@ -765,14 +745,7 @@ wc_batch_rewind(wc_batch *b, const wc_batch_mark *m)
 	}
 	b->count = m->count;
 	b->len = m->len;
-	b->truncate_seq = m->truncate_seq;
-	b->truncate_index = m->truncate_index;
-	b->rmin_off = m->rmin_off;
-	b->rmax_off = m->rmax_off;
-	b->rmin_len = m->rmin_len;
-	b->rmax_len = m->rmax_len;
-	b->rows_any = m->rows_any;
-	b->rows_all = m->rows_all;
+	b->sum = m->sum;
 }
 
 int

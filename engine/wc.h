@@ -344,23 +344,34 @@ int			wc_batch_truncate(wc_batch *b, wc_err *err);
  * into its parent), with new pending seqs; all or nothing. */
 int			wc_batch_append(wc_batch *dst, const wc_batch *src, wc_err *err);
 /*
- * A point in a batch's history to go back to: a subtransaction that writes into
- * its parent's batch takes one before its first entry, and its rollback rewinds
- * the batch to it.  Opaque; valid for b while b has not been rewound to an
- * earlier mark or cleared.
+ * What a batch's entries so far say about it as a whole: where its last
+ * truncate is, and which rows they touch.
  */
-typedef struct wc_batch_mark
+typedef struct wc_batch_summary
 {
-	uint64_t	count;
-	size_t		len;
-	uint64_t	truncate_seq;
-	uint64_t	truncate_index;
+	uint64_t	truncate_seq;	/* pending seq of the last DEL_ALL, or 0 */
+	uint64_t	truncate_index; /* its entry index */
+	/* the rows of the entries lie in [min, max] (offsets into the entries),
+	 * unless rows_all (a DEL_ALL) or !rows_any (no entry yet) */
 	size_t		rmin_off;
 	size_t		rmax_off;
 	uint32_t	rmin_len;
 	uint32_t	rmax_len;
 	bool		rows_any;
 	bool		rows_all;
+} wc_batch_summary;
+
+/*
+ * A point in a batch's history to go back to: a subtransaction that writes into
+ * its parent's batch takes one before its first entry, and its rollback rewinds
+ * the batch to it.  Valid for b while b has not been rewound to an earlier mark
+ * or cleared.
+ */
+typedef struct wc_batch_mark
+{
+	uint64_t	count;			/* entries before it */
+	size_t		len;			/* their bytes */
+	wc_batch_summary sum;		/* the batch's summary there */
 } wc_batch_mark;
 
 void		wc_batch_get_mark(const wc_batch *b, wc_batch_mark *m);
