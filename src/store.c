@@ -697,8 +697,8 @@ wcfdw_pending_add_cmd(WcFdwPendingBatch *p, CommandId cid)
  *		no other command writes into (a TRUNCATE's)
  *
  * A transaction of many writing statements (a PL/pgSQL loop, a client's
- * batch of single-row UPDATEs) keeps one batch per level, not one per
- * statement: every scan considers each batch, and with one per statement
+ * batch of single-row UPDATEs, each after a savepoint or not) keeps one
+ * batch, not one per statement: every scan considers each batch, and with one per statement
  * the n-th statement's scans cost in proportion to n (a point read after
  * 20,000 single-row INSERTs took 4-7 ms).  Command ids only increase within
  * a batch, so the commands a scan must not see are the batch's last ones,
