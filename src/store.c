@@ -698,13 +698,14 @@ wcfdw_pending_add_cmd(WcFdwPendingBatch *p, CommandId cid)
  *
  * A transaction of many writing statements (a PL/pgSQL loop, a client's
  * batch of single-row UPDATEs, each after a savepoint or not) keeps one
- * batch, not one per statement: every scan considers each batch, and with one per statement
- * the n-th statement's scans cost in proportion to n (a point read after
- * 20,000 single-row INSERTs took 4-7 ms).  Command ids only increase within
- * a batch, so the commands a scan must not see are the batch's last ones,
- * one range of seqs.  A command that writes again after a later one has
- * (a statement whose function wrote between its rows) gets a batch of its
- * own, as does a TRUNCATE, whose truncate point covers the batch.
+ * batch, not one per statement: every scan considers each batch, and with
+ * one per statement the n-th statement's scans cost in proportion to n (a
+ * point read after 20,000 single-row INSERTs took 4-7 ms).  Command ids only
+ * increase within a batch, so the commands a scan must not see are the
+ * batch's last ones, one range of seqs.  A command that writes again after a
+ * later one has (a statement whose function wrote between its rows) gets a
+ * batch of its own, as does a TRUNCATE, whose truncate point covers the
+ * batch.
  */
 wc_batch *
 wcfdw_store_write_batch(WcFdwStore *s, CommandId cid, bool alone)
@@ -1426,7 +1427,6 @@ wcfdw_pending_fold(WcFdwStore *s)
 		else
 			wc_batch_free(r->batch);
 		pfree(r->cmds);
-		Assert(r->marks == NULL || r->nmarks == 0);
 		if (r->marks)
 			pfree(r->marks);
 		s->npending--;
