@@ -7,24 +7,32 @@
  * so an insert must not cost a malloc; nodes and their bytes are carved out of
  * large chunks, and the table is freed by walking its chunks once.
  *
- * A node is one arena allocation, kept compact because a search is bound by
- * cache misses (one or two lines a node, where a node holding a full wc_cell
- * would span two or three):
- *   ts | seq | row_len | qual_len | val_len | type | height | shared
- *   | next[height] | row bytes | qual bytes | val bytes
+ * The skiplist orders columns, (rowkey, family scope, qualifier), and a
+ * column's node holds its entries (versions and tombstones) in a list, in the
+ * order of wc_cell_cmp within a column: newest first.  A version chain, as
+ * Kudu's in-memory rows keep their mutations: a column updated a thousand
+ * times since the last flush is one node of the skiplist, which a search
+ * passes in one step and a scan leaves in one (a seek to the column's end),
+ * where a node per version had a reader step over every version or search
+ * the skiplist from its head again (an 8-client update run of YCSB spent 9%
+ * of its time there).  Both are arena allocations kept compact, because a
+ * search is bound by cache misses:
+ *   node: first entry | row_len | qual_len | family scope | height
+ *         | next[height] | row bytes | qual bytes
+ *   entry: ts | seq | older | val_len | type | shared | val bytes
  * or, when the value stays in the memtable's mapping (a log's pages, shared by
- * every process: wc_memtable_set_mapping), shared = 1 and
- *   ... | next[height] | val offset in the mapping | row bytes | qual bytes
- * The key bytes are always in the node: a search compares them, the value is
- * only read once found.  A wc_cell view of a node is built on the stack for
- * each wc_cell_cmp, and in the iterator for cell().
+ * every process: wc_memtable_set_mapping), shared = 1 and the entry ends with
+ * the value's offset in the mapping.  The key bytes are in the node: a search
+ * compares them, the value is only read once found.  A wc_cell view of an
+ * entry is built in the iterator for cell().
  *
  * The skiplist itself (mt_core: head, height, statistics) lives in the arena,
  * which is this process's memory, or a shared log's (shmt.h): then processes
  * share it, one adding entries at a time under the log's lock while the others
- * read.  So links are published by release stores and read by acquire loads
- * (plain moves on x86), a node is complete before it is linked, and the value
- * of a node is an offset, read in each process's own mapping of the log.
+ * read.  So links (of the skiplist and of the entry lists) are published by
+ * release stores and read by acquire loads (plain moves on x86), a node or an
+ * entry is complete before it is linked, and a shared value is an offset, read
+ * in each process's own mapping of the log.
  */
 #include "memtable.h"
 
@@ -56,17 +64,28 @@ typedef struct mt_chunk
 	max_align_t data[];
 } mt_chunk;
 
-typedef struct mt_node
+/* One entry of a column: a version or a tombstone. */
+typedef struct mt_ver
 {
 	int64_t		ts;
 	uint64_t	seq;
-	uint32_t	row_len;
-	uint32_t	qual_len;
+	struct mt_ver *older;		/* the column's next entry in order, or NULL */
 	uint32_t	val_len;
 	uint8_t		type;
-	uint8_t		height;
 	uint8_t		shared;			/* the value is in the mapping, pointed to */
+	/* then the value's bytes, or its offset in the mapping */
+} mt_ver;
+
+/* A column in the skiplist: (row, family scope, qualifier) and its entries. */
+typedef struct mt_node
+{
+	struct mt_ver *first;		/* never NULL once linked */
+	uint32_t	row_len;
+	uint32_t	qual_len;
+	uint8_t		fam_scope;		/* 0: the row's DEL_FAMILY entries */
+	uint8_t		height;
 	struct mt_node *next[];		/* height entries, level 0 first */
+	/* then row bytes, qual bytes */
 } mt_node;
 
 /* The skiplist, in the arena (shared with other processes for a shared log). */
@@ -77,9 +96,10 @@ typedef struct mt_core
 	uint64_t	rng;			/* xorshift state: deterministic heights */
 
 	/*
-	 * The last inserted node and the predecessors an entry right after it would
-	 * have at each level.  Entries often arrive in key order (a bulk load, a
-	 * sorted batch), and then an insert costs two comparisons, not a search.
+	 * The node of the last insert and the predecessors a column right after
+	 * it would have at each level.  Entries often arrive in key order (a bulk
+	 * load, a sorted batch), and then an insert costs two comparisons, not a
+	 * search; another version of that column costs one.
 	 */
 	mt_node    *last;
 	mt_node    *last_prev[MT_MAX_HEIGHT];
@@ -115,7 +135,8 @@ typedef struct mt_iter
 	wc_iter		base;
 	wc_memtable *mt;
 	mt_node    *node;			/* NULL: not positioned or at the end */
-	wc_cell		cell;			/* view of node */
+	mt_ver	   *ver;			/* node's entry the iterator is on */
+	wc_cell		cell;			/* view of it */
 } mt_iter;
 
 /* ---------------------------------------------------------------- arena */
@@ -225,6 +246,18 @@ next_of(const mt_node *n, int level)
 	return __atomic_load_n(&n->next[level], __ATOMIC_ACQUIRE);
 }
 
+static inline mt_ver *
+first_of(const mt_node *n)
+{
+	return __atomic_load_n(&n->first, __ATOMIC_ACQUIRE);
+}
+
+static inline mt_ver *
+older_of(const mt_ver *v)
+{
+	return __atomic_load_n(&v->older, __ATOMIC_ACQUIRE);
+}
+
 static inline int
 height_of(const mt_core *k)
 {
@@ -238,39 +271,89 @@ mt_alloc(wc_memtable *mt, size_t size)
 	return mt->shl != NULL ? wc_shlog_alloc(mt->shl, size) : arena_alloc(mt, size);
 }
 
-/* Fills *c with a view of node n of mt. */
-static inline void
-node_cell(const wc_memtable *mt, const mt_node *n, wc_cell *c)
+static inline const uint8_t *
+node_key(const mt_node *n)
 {
-	const uint8_t *p = (const uint8_t *) &n->next[n->height];
+	return (const uint8_t *) &n->next[n->height];
+}
 
-	if (n->shared)
+/* Fills *c with a view of entry v of node n of mt. */
+static inline void
+entry_cell(const wc_memtable *mt, const mt_node *n, const mt_ver *v, wc_cell *c)
+{
+	const uint8_t *k = node_key(n);
+	const uint8_t *p = (const uint8_t *) (v + 1);
+
+	c->row = k;
+	c->row_len = n->row_len;
+	c->qual = k + n->row_len;
+	c->qual_len = n->qual_len;
+	c->ts = v->ts;
+	c->seq = v->seq;
+	c->type = v->type;
+	if (v->shared)
 	{
 		uint64_t	off;
 
 		memcpy(&off, p, sizeof(off));
 		c->val = mt->map->addr + off;
-		p += sizeof(off);
 	}
-	c->row = p;
-	c->row_len = n->row_len;
-	c->qual = p + n->row_len;
-	c->qual_len = n->qual_len;
-	c->ts = n->ts;
-	c->seq = n->seq;
-	c->type = n->type;
-	if (!n->shared)
-		c->val = c->qual + n->qual_len;
-	c->val_len = n->val_len;
+	else
+		c->val = p;
+	c->val_len = v->val_len;
 }
 
+/* The order of node n's column and key's (wc_cell_cmp up to the qualifier). */
 static inline int
-node_cmp(const wc_memtable *mt, const mt_node *n, const wc_cell *key)
+col_cmp(const mt_node *n, const wc_cell *key)
 {
-	wc_cell		c;
+	const uint8_t *k = node_key(n);
+	int			r = wc_row_cmp(k, n->row_len, key->row, key->row_len);
 
-	node_cell(mt, n, &c);
-	return wc_cell_cmp(&c, key);
+	if (r != 0)
+		return r;
+	r = (int) n->fam_scope - wc_cell_fam_scope(key);
+	if (r != 0)
+		return r;
+	return wc_row_cmp(k + n->row_len, n->qual_len, key->qual, key->qual_len);
+}
+
+/* The order of entry v and key, of the same column (wc_cell_cmp from there). */
+static inline int
+ver_cmp(const mt_ver *v, const wc_cell *key)
+{
+	int			r = (v->type == WC_TYPE_DEL_COLUMN ? 0 : 1) - wc_cell_col_scope(key);
+
+	if (r != 0)
+		return r;
+	if (v->ts != key->ts)
+		return v->ts > key->ts ? -1 : 1;
+	if (v->seq != key->seq)
+		return v->seq > key->seq ? -1 : 1;
+	return 0;
+}
+
+/*
+ * True if key lies after every entry of its column: (ts INT64_MIN, seq 0), the
+ * target of a seek past a column (seq 0 is never given out).
+ */
+static inline bool
+past_column(const wc_cell *key)
+{
+	return key->ts == INT64_MIN && key->seq == 0 && wc_cell_col_scope(key) == 1;
+}
+
+/* The first entry of n at or after key (of n's column), or NULL. */
+static inline mt_ver *
+ver_ge(const mt_node *n, const wc_cell *key)
+{
+	mt_ver	   *v;
+
+	if (past_column(key))
+		return NULL;
+	for (v = first_of(n); v != NULL && ver_cmp(v, key) < 0; v = older_of(v))
+		;
+	return v;
 }
 
 static int
@@ -293,8 +376,8 @@ random_height(mt_core *k)
 }
 
 /*
- * The first node >= key, or NULL.  With prev, also fills prev[level] with the
- * last node < key at every level in use.
+ * The first node whose column is >= key's, or NULL.  With prev, also fills
+ * prev[level] with the last node of a column < key's at every level in use.
  */
 static mt_node *
 find_ge(const wc_memtable *mt, const wc_cell *key, mt_node **prev)
@@ -307,7 +390,7 @@ find_ge(const wc_memtable *mt, const wc_cell *key, mt_node **prev)
 	{
 		mt_node    *next = next_of(x, level);
 
-		if (next != NULL && next != known_ge && node_cmp(mt, next, key) < 0)
+		if (next != NULL && next != known_ge && col_cmp(next, key) < 0)
 			x = next;
 		else
 		{
@@ -479,16 +562,77 @@ wc_memtable_copy(wc_memtable *src, wc_err *err)
 	wc_memtable_set_idempotent(mt);
 	for (mt_node *n = next_of(src->core->head, 0); n != NULL; n = next_of(n, 0))
 	{
-		wc_cell		c;
-
-		node_cell(src, n, &c);
-		if (wc_memtable_add(mt, &c, err) != WC_OK)
+		for (mt_ver *v = first_of(n); v != NULL; v = older_of(v))
 		{
-			wc_memtable_unref(mt);
-			return NULL;
+			wc_cell		c;
+
+			entry_cell(src, n, v, &c);
+			if (wc_memtable_add(mt, &c, err) != WC_OK)
+			{
+				wc_memtable_unref(mt);
+				return NULL;
+			}
 		}
 	}
 	return mt;
+}
+
+/* A new entry of mt holding c's version and value; NULL when out of memory. */
+static mt_ver *
+ver_new(wc_memtable *mt, const wc_cell *c, size_t *size)
+{
+	bool		shared = mt->map != NULL && c->val_len >= WC_MEMTABLE_SHARED_MIN &&
+		wc_mapping_holds(mt->map, c->val, c->val_len) &&
+		(size_t) (c->val - mt->map->addr) + c->val_len <= mt->map_limit;
+	mt_ver	   *v;
+
+	*size = sizeof(mt_ver) + (shared ? sizeof(uint64_t) : c->val_len);
+	if ((v = mt_alloc(mt, *size)) == NULL)
+		return NULL;
+	v->ts = c->ts;
+	v->seq = c->seq;
+	v->older = NULL;
+	v->val_len = c->val_len;
+	v->type = c->type;
+	v->shared = shared;
+	if (shared)
+	{
+		uint64_t	off = (uint64_t) (c->val - mt->map->addr);
+
+		memcpy(v + 1, &off, sizeof(off));
+	}
+	else if (c->val_len > 0)
+		memcpy(v + 1, c->val, c->val_len);
+	return v;
+}
+
+/*
+ * Adds c to the entries of node, its column, in order; WC_OK, or WC_NOMEM.
+ * An idempotent memtable skips an entry equal to one there.
+ */
+static int
+add_version(wc_memtable *mt, mt_node *node, const wc_cell *c, size_t *size, wc_err *err)
+{
+	mt_ver	  **link = &node->first;
+	mt_ver	   *v,
+			   *at;
+	int			r = 1;
+
+	/* the one process adding reads links plainly */
+	while ((at = *link) != NULL && (r = ver_cmp(at, c)) < 0)
+		link = &at->older;
+	if (mt->idempotent && at != NULL && r == 0)
+	{
+		*size = 0;
+		return WC_OK;			/* added before (by another process, or before a copy) */
+	}
+	if ((v = ver_new(mt, c, size)) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory for a memtable entry of %zu bytes",
+						  sizeof(mt_ver) + c->val_len);
+	v->older = at;
+	/* complete before it is reachable: readers of other processes follow links */
+	__atomic_store_n(link, v, __ATOMIC_RELEASE);
+	return WC_OK;
 }
 
 int
@@ -496,78 +640,80 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 {
 	mt_core    *k = mt->core;
 	mt_node    *prev[MT_MAX_HEIGHT];
-	mt_node    *node;
+	mt_node    *node = NULL;
+	mt_ver	   *v;
 	uint8_t    *p;
 	int			h,
+				r,
 				height = k->height;
-	size_t		links;
-	bool		shared = mt->map != NULL && c->val_len >= WC_MEMTABLE_SHARED_MIN &&
-		wc_mapping_holds(mt->map, c->val, c->val_len) &&
-		(size_t) (c->val - mt->map->addr) + c->val_len <= mt->map_limit;
-	size_t		size;
+	size_t		size,
+				ver_size;
 
-	if (k->last != NULL && node_cmp(mt, k->last, c) < 0 &&
-		(k->last->next[0] == NULL || node_cmp(mt, k->last->next[0], c) > 0))
+	if (k->last != NULL && (r = col_cmp(k->last, c)) <= 0 &&
+		(r == 0 || k->last->next[0] == NULL || col_cmp(k->last->next[0], c) > 0))
 	{
-		/* right after the last insert: its recorded predecessors are ours */
-		memcpy(prev, k->last_prev, sizeof(prev[0]) * height);
+		if (r == 0)
+			node = k->last;		/* another entry of the last column */
+		else					/* a column right after it: its predecessors are ours */
+			memcpy(prev, k->last_prev, sizeof(prev[0]) * height);
+	}
+	else if ((node = find_ge(mt, c, prev)) != NULL && col_cmp(node, c) == 0)
+	{
+		/* a column right after this one would have these predecessors */
+		for (int i = 0; i < node->height; i++)
+			prev[i] = node;
+		memcpy(k->last_prev, prev, sizeof(prev[0]) * height);
+		k->last = node;
+	}
+	else
+		node = NULL;
+
+	if (node != NULL)
+	{
+		if (add_version(mt, node, c, &size, err) != WC_OK)
+			return WC_NOMEM;
+		if (size == 0)
+			return WC_OK;
 	}
 	else
 	{
-		node = find_ge(mt, c, prev);
-		if (mt->idempotent && node != NULL && node_cmp(mt, node, c) == 0)
-			return WC_OK;		/* added before (by another process, or before a copy) */
+		if ((v = ver_new(mt, c, &ver_size)) == NULL)
+			return wc_err_set(err, WC_NOMEM, "out of memory for a memtable entry of %zu bytes",
+							  sizeof(mt_ver) + c->val_len);
+		h = random_height(k);
+		size = offsetof(mt_node, next) + (size_t) h * sizeof(mt_node *) + c->row_len + c->qual_len;
+		if ((node = mt_alloc(mt, size)) == NULL)
+			return wc_err_set(err, WC_NOMEM, "out of memory for a memtable entry of %zu bytes", size);
+		size += ver_size;
+		node->first = v;
+		node->row_len = c->row_len;
+		node->qual_len = c->qual_len;
+		node->fam_scope = (uint8_t) wc_cell_fam_scope(c);
+		node->height = (uint8_t) h;
+		p = (uint8_t *) &node->next[h];
+		if (c->row_len > 0)
+			memcpy(p, c->row, c->row_len);
+		if (c->qual_len > 0)
+			memcpy(p + c->row_len, c->qual, c->qual_len);
+
+		for (int i = height; i < h; i++)
+			prev[i] = k->head;
+
+		/* complete before it is reachable: readers of other processes follow links */
+		for (int i = 0; i < h; i++)
+			node->next[i] = prev[i]->next[i];
+		for (int i = 0; i < h; i++)
+			__atomic_store_n(&prev[i]->next[i], node, __ATOMIC_RELEASE);
+		if (h > height)
+			__atomic_store_n(&k->height, h, __ATOMIC_RELEASE);
+
+		/* a column right after this node has it as predecessor below its height */
+		k->last = node;
+		for (int i = 0; i < h; i++)
+			k->last_prev[i] = node;
+		for (int i = h; i < k->height; i++)
+			k->last_prev[i] = prev[i];
 	}
-
-	h = random_height(k);
-	links = offsetof(mt_node, next) + (size_t) h * sizeof(mt_node *);
-	size = links + (size_t) c->row_len + c->qual_len + (shared ? sizeof(uint64_t) : c->val_len);
-	node = mt_alloc(mt, size);
-	if (node == NULL)
-		return wc_err_set(err, WC_NOMEM, "out of memory for a memtable entry of %zu bytes", size);
-
-	node->ts = c->ts;
-	node->seq = c->seq;
-	node->row_len = c->row_len;
-	node->qual_len = c->qual_len;
-	node->val_len = c->val_len;
-	node->type = c->type;
-	node->height = (uint8_t) h;
-	node->shared = shared;
-	p = (uint8_t *) node + links;
-	if (shared)
-	{
-		uint64_t	off = (uint64_t) (c->val - mt->map->addr);
-
-		memcpy(p, &off, sizeof(off));
-		p += sizeof(off);
-	}
-	if (c->row_len > 0)
-		memcpy(p, c->row, c->row_len);
-	p += c->row_len;
-	if (c->qual_len > 0)
-		memcpy(p, c->qual, c->qual_len);
-	p += c->qual_len;
-	if (!shared && c->val_len > 0)
-		memcpy(p, c->val, c->val_len);
-
-	for (int i = height; i < h; i++)
-		prev[i] = k->head;
-
-	/* complete before it is reachable: readers of other processes follow links */
-	for (int i = 0; i < h; i++)
-		node->next[i] = prev[i]->next[i];
-	for (int i = 0; i < h; i++)
-		__atomic_store_n(&prev[i]->next[i], node, __ATOMIC_RELEASE);
-	if (h > height)
-		__atomic_store_n(&k->height, h, __ATOMIC_RELEASE);
-
-	/* an entry right after this node has it as predecessor below its height */
-	k->last = node;
-	for (int i = 0; i < h; i++)
-		k->last_prev[i] = node;
-	for (int i = h; i < k->height; i++)
-		k->last_prev[i] = prev[i];
 
 	__atomic_store_n(&k->count, k->count + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&k->entry_bytes, k->entry_bytes + size, __ATOMIC_RELAXED);
@@ -622,12 +768,15 @@ wc_memtable_has_range_tombstones(const wc_memtable *mt)
 
 /* ---------------------------------------------------------------- iterator */
 
+/* Puts mi on entry v of node n (v NULL: n's first), or at the end (n NULL). */
 static inline void
-mt_iter_set(mt_iter *mi, mt_node *node)
+mt_iter_set(mt_iter *mi, mt_node *n, mt_ver *v)
 {
-	mi->node = node;
-	if (node != NULL)
-		node_cell(mi->mt, node, &mi->cell);
+	mi->node = n;
+	if (n == NULL)
+		return;
+	mi->ver = v != NULL ? v : first_of(n);
+	entry_cell(mi->mt, n, mi->ver, &mi->cell);
 }
 
 static void
@@ -635,19 +784,62 @@ mt_iter_seek_first(wc_iter *it)
 {
 	mt_iter    *mi = (mt_iter *) it;
 
-	mt_iter_set(mi, next_of(mi->mt->core->head, 0));
+	mt_iter_set(mi, next_of(mi->mt->core->head, 0), NULL);
 }
 
+/* Puts mi on the first entry >= target of node n, whose column is >= target's. */
+static void
+mt_iter_set_ge(mt_iter *mi, mt_node *n, const wc_cell *target)
+{
+	mt_ver	   *v = NULL;
+
+	if (n != NULL && col_cmp(n, target) == 0 && (v = ver_ge(n, target)) == NULL)
+		n = next_of(n, 0);		/* every entry of the column is below target */
+	mt_iter_set(mi, n, v);
+}
+
+/*
+ * A seek forward from the current entry stays in its column, or goes to the
+ * next one, without a search when it can: the seek past a column that a scan
+ * makes after the versions it wants (scan.c) costs a step, whatever the number
+ * of versions it leaves behind.
+ */
 static void
 mt_iter_seek(wc_iter *it, const wc_cell *target)
 {
 	mt_iter    *mi = (mt_iter *) it;
+	mt_node    *n = mi->node;
+	int			r;
 
-	mt_iter_set(mi, find_ge(mi->mt, target, NULL));
+	if (n != NULL && (r = col_cmp(n, target)) <= 0)
+	{
+		if (r == 0 && ver_cmp(mi->ver, target) <= 0)
+		{
+			mt_ver	   *v = mi->ver;
+
+			if (past_column(target))
+				v = NULL;
+			while (v != NULL && ver_cmp(v, target) < 0)
+				v = older_of(v);
+			mt_iter_set(mi, v != NULL ? n : next_of(n, 0), v);
+			return;
+		}
+		if (r < 0)
+		{
+			mt_node    *next = next_of(n, 0);
+
+			if (next == NULL || col_cmp(next, target) >= 0)
+			{
+				mt_iter_set_ge(mi, next, target);
+				return;
+			}
+		}
+	}
+	mt_iter_set_ge(mi, find_ge(mi->mt, target, NULL), target);
 }
 
-/* The last node < target (the last node when target is NULL), by find_ge's
- * descent, then the first node of its row by another. */
+/* The last entry < target (the last entry when target is NULL), by find_ge's
+ * descent, then the first entry of its row by another. */
 static void
 mt_iter_seek_row_before(wc_iter *it, const wc_cell *target)
 {
@@ -658,9 +850,11 @@ mt_iter_seek_row_before(wc_iter *it, const wc_cell *target)
 	if (target != NULL)
 	{
 		mt_node    *prev[MT_MAX_HEIGHT];
+		mt_node    *n = find_ge(mi->mt, target, prev);
 
-		find_ge(mi->mt, target, prev);
-		x = prev[0];
+		/* target's column may hold entries below it */
+		x = n != NULL && col_cmp(n, target) == 0 && ver_cmp(first_of(n), target) < 0 ?
+			n : prev[0];
 	}
 	else
 	{
@@ -670,22 +864,26 @@ mt_iter_seek_row_before(wc_iter *it, const wc_cell *target)
 	}
 	if (x == mi->mt->core->head)
 	{
-		mt_iter_set(mi, NULL);
+		mt_iter_set(mi, NULL, NULL);
 		return;
 	}
-	mt_iter_set(mi, x);
 	/* the row's bytes live in the node, which stays */
-	wc_cell_row_start(&start, mi->cell.row, mi->cell.row_len);
-	mt_iter_set(mi, find_ge(mi->mt, &start, NULL));
+	wc_cell_row_start(&start, node_key(x), x->row_len);
+	mt_iter_set(mi, find_ge(mi->mt, &start, NULL), NULL);
 }
 
 static void
 mt_iter_next(wc_iter *it)
 {
 	mt_iter    *mi = (mt_iter *) it;
+	mt_ver	   *v;
 
-	if (mi->node != NULL)
-		mt_iter_set(mi, next_of(mi->node, 0));
+	if (mi->node == NULL)
+		return;
+	if ((v = older_of(mi->ver)) != NULL)
+		mt_iter_set(mi, mi->node, v);
+	else
+		mt_iter_set(mi, next_of(mi->node, 0), NULL);
 }
 
 static bool

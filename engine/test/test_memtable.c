@@ -527,6 +527,135 @@ test_big_values(void)
 	wc_memtable_unref(mt);
 }
 
+/*
+ * Many versions of few columns (a column's entries are a list hanging off its
+ * node): random inserts, idempotent and not, then every kind of seek, forward
+ * from where the iterator stands (within the column, past it: ts INT64_MIN
+ * and seq 0, as a scan leaves a column; to a later column) and from anywhere,
+ * and seek_row_before, against a sorted reference.
+ */
+static void
+test_versions(void)
+{
+	enum
+	{
+		N = 4000
+	};
+	tcell	   *cells = malloc(sizeof(tcell) * N);
+	tcell	   *ref = malloc(sizeof(tcell) * N);
+	wc_err		err;
+
+	wc_err_clear(&err);
+	for (int pass = 0; pass < 4; pass++)
+	{
+		wc_memtable *mt = wc_memtable_new();
+		wc_iter    *it;
+		int			n = 0,
+					bad = 0,
+					badrb = 0;
+
+		if (pass % 2 == 1)
+			wc_memtable_set_idempotent(mt);
+		for (int i = 0; i < N; i++)
+		{
+			tcell	   *t = &cells[i];
+
+			make_cell(t, (uint64_t) i + 1);
+			/* two rows of two qualifiers (and their DEL_FAMILY): long lists */
+			t->c.row_len = 1;
+			if (t->c.type != WC_TYPE_DEL_FAMILY)
+				t->c.qual_len = 1;
+			t->row[0] = (uint8_t) ('a' + t->row[0] % 2);
+			t->qual[0] = (uint8_t) ('x' + t->qual[0] % 2);
+			if (t->c.type == WC_TYPE_PUT)
+				t->c.ts = (int64_t) (test_rand(&rnd) % 50) - 10;
+			if (wc_memtable_add(mt, &t->c, &err) != WC_OK)
+				bad++;
+			/* the idempotent one is given a tenth of them twice */
+			if (pass % 2 == 1 && i % 10 == 3 && wc_memtable_add(mt, &cells[i / 2].c, &err) != WC_OK)
+				bad++;
+			n++;
+			if (i == N / 2 || i == N - 1)
+			{
+				memcpy(ref, cells, sizeof(tcell) * n);
+				qsort(ref, n, sizeof(tcell), cmp_tcell);
+				CHECK(iter_equals(mt, ref, n), "iteration of %d entries, pass %d", n, pass);
+				CHECK(wc_memtable_count(mt) == (uint64_t) n, "count %llu of %d",
+					  (unsigned long long) wc_memtable_count(mt), n);
+			}
+		}
+		CHECK(bad == 0, "%d adds failed: %s", bad, err.msg);
+
+		it = wc_memtable_iter_new(mt);
+		for (int k = 0; k < 3000; k++)
+		{
+			wc_cell		t;
+			int			pos,
+						how = (int) (test_rand(&rnd) % 4);
+
+			/* from an entry: itself, a later version, its column's end, the next column */
+			pos = (int) (test_rand(&rnd) % N);
+			t = ref[pos].c;
+			t.val = NULL;
+			t.val_len = 0;
+			if (how == 1 && t.type != WC_TYPE_DEL_COLUMN)
+				t.ts -= (int64_t) (test_rand(&rnd) % 5);
+			else if (how == 2 || how == 3)
+			{
+				t.type = WC_TYPE_PUT;
+				t.ts = INT64_MIN;
+				t.seq = 0;
+				if (how == 3)
+					t.qual_len = 2;	/* between x and y, or after y */
+			}
+			pos = lower_bound(ref, N, &t);
+			/* half the seeks from a position before the target, half after */
+			if (k % 2 == 0 && pos > 0)
+			{
+				wc_iter_seek(it, &ref[pos - 1 - (int) (test_rand(&rnd) % (pos < 20 ? pos : 20))].c);
+				wc_iter_next(it);
+			}
+			wc_iter_seek(it, &t);
+			for (int j = 0; j < 3; j++)
+			{
+				if (pos + j >= N)
+				{
+					if (wc_iter_valid(it))
+						bad++;
+					break;
+				}
+				if (!wc_iter_valid(it) || !same_cell(wc_iter_cell(it), &ref[pos + j].c))
+				{
+					bad++;
+					break;
+				}
+				wc_iter_next(it);
+			}
+
+			/* seek_row_before(t): the first entry of the row of the last entry < t */
+			wc_iter_seek_row_before(it, &t);
+			if (pos == 0)
+				badrb += wc_iter_valid(it);
+			else
+			{
+				int			first = pos - 1;
+
+				while (first > 0 && ref[first - 1].c.row[0] == ref[pos - 1].c.row[0])
+					first--;
+				badrb += !wc_iter_valid(it) || !same_cell(wc_iter_cell(it), &ref[first].c);
+			}
+		}
+		wc_iter_close(it);
+		CHECK(bad == 0, "%d seeks went wrong, pass %d", bad, pass);
+		CHECK(badrb == 0, "%d seek_row_befores went wrong, pass %d", badrb, pass);
+		for (int i = 0; i < N; i++)
+			free(cells[i].val);
+		wc_memtable_unref(mt);
+	}
+	free(cells);
+	free(ref);
+}
+
 int
 main(void)
 {
@@ -534,6 +663,7 @@ main(void)
 	test_cell_order();
 	test_random();
 	test_ordered_inserts();
+	test_versions();
 	test_iter_across_inserts();
 	test_big_values();
 	test_row_cmp();
