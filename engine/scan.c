@@ -28,7 +28,16 @@
 #include "visible.h"
 
 #define INTERRUPT_EVERY 4096
-#define SKIP_BY_NEXT	8		/* versions stepped over before seeking past a column */
+/*
+ * Entries stepped over before seeking past a column.  One: most columns have
+ * no other version (the step lands on the next column), and the seek is cheap
+ * where they do: the merge moves only the sources still in the column, a
+ * memtable in one step (its versions hang off the column, memtable.c), a
+ * sorted file by stepping in its block (sst_reader.c).  Eight, as RocksDB's
+ * max_sequential_skip_in_iterations, cost a row read of ten columns with 300
+ * unflushed versions each 7.6 us, against 2.1 us (engine microbenchmark).
+ */
+#define SKIP_BY_NEXT	1
 
 /*
  * A borrowed iterator: forwards to an iterator owned by the stream, so a rescan can

@@ -41,6 +41,9 @@
  * qualifier and value, with room to spare. */
 #define MAX_RAW_BLOCK	((uint64_t) 1 << 30)
 
+/* Entries a forward seek steps over in the current block before it searches. */
+#define SEEK_BY_NEXT	4
+
 /* Index entry: a data block and its last key (pointing into index_buf). */
 typedef struct idx_entry
 {
@@ -1285,6 +1288,28 @@ sst_iter_seek(wc_iter *base, const wc_cell *target)
 	sst_iter   *it = (sst_iter *) base;
 	uint32_t	b;
 
+	/*
+	 * A seek a little way forward (past the versions of a column a scan has
+	 * read, scan.c) steps within the current block: the index and the block's
+	 * restart points would cost a dozen comparisons for what is most often the
+	 * next entry.
+	 */
+	if (it->bi.valid && wc_cell_cmp(&it->bi.cell, target) < 0)
+	{
+		for (int i = 0; i < SEEK_BY_NEXT; i++)
+		{
+			wc_block_iter_next(&it->bi);
+			if (!it->bi.valid)
+				break;
+			if (wc_cell_cmp(&it->bi.cell, target) >= 0)
+				return;
+		}
+		if (!it->bi.valid && it->bi.status != WC_OK)
+		{
+			block_error(it);
+			return;
+		}
+	}
 	it->bi.valid = false;
 	b = block_for(it, target);
 	if (b >= it->sst->nblocks || !load_block(it, b))
