@@ -24,11 +24,31 @@ word_cmp(const uint8_t *a, const uint8_t *b)
 	return x < y ? -1 : 1;
 }
 
+/* The same for two 4-byte words. */
+static inline int
+word4_cmp(const uint8_t *a, const uint8_t *b)
+{
+	uint32_t	x,
+				y;
+
+	memcpy(&x, a, 4);
+	memcpy(&y, b, 4);
+	if (x == y)
+		return 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap32(x);
+	y = __builtin_bswap32(y);
+#endif
+	return x < y ? -1 : 1;
+}
+
 /*
- * Keys of 8 to 16 common bytes (most rowkeys and qualifiers) are compared with
- * two overlapping 8-byte loads each instead of a call to memcmp: a bulk write's
- * sort and its sorted files' builder compare every entry with the one before
- * (memcmp was 7% of a COPY of 1M cells), a merge every entry with the others.
+ * Keys of up to 16 common bytes (most rowkeys and qualifiers) are compared with
+ * two overlapping 8-byte loads each (4-byte ones below 8 bytes, bytes below 4)
+ * instead of a call to memcmp: a bulk write's sort and its sorted files' builder
+ * compare every entry with the one before (memcmp was 7% of a COPY of 1M cells),
+ * a merge every entry with the others (memcmp of qualifiers like "field0" was
+ * 15% of reading a row from six sorted files).
  */
 int
 wc_row_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
@@ -42,8 +62,19 @@ wc_row_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 		if ((r = word_cmp(a, b)) == 0)
 			r = word_cmp(a + n - 8, b + n - 8);
 	}
+	else if (n >= 4 && n < 8)
+	{
+		if ((r = word4_cmp(a, b)) == 0)
+			r = word4_cmp(a + n - 4, b + n - 4);
+	}
+	else if (n < 4)
+	{
+		r = 0;
+		for (size_t i = 0; i < n && r == 0; i++)
+			r = (int) a[i] - (int) b[i];
+	}
 	else
-		r = n ? memcmp(a, b, n) : 0;
+		r = memcmp(a, b, n);
 	if (r != 0)
 		return r;
 	return alen < blen ? -1 : alen > blen ? 1 : 0;
