@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * direct.c
- *		  DELETE of whole rows or families of rows as one marker each, by
- *		  direct modification
+ *		  DELETE of whole rows or families of rows as one marker each, and
+ *		  UPDATE of a wide table's rows by rowkey, by direct modification
  *
  * "DELETE FROM t WHERE rowkey = 'x' [AND family = 'f']" on a tall table
  * would otherwise fetch every visible cell version and write a tombstone for
@@ -48,6 +48,28 @@
  * path reports.  A serializable transaction takes the same predicate lock
  * and conflict-in check as a scan and a write of the table do.
  *
+ * UPDATE of a wide table.  PostgreSQL asks a foreign table's UPDATE for the
+ * whole old row (a wholerow junk column, for the values the statement does
+ * not set): an UPDATE of one cell read and decoded all the row's cells, and
+ * built the row twice, to write one cell.  HBase's Put writes the cell.  So
+ * an UPDATE of a wide table whose scan has only "rowkey = expr" or "rowkey
+ * = ANY (array expr)", no RETURNING and no row-level UPDATE trigger, and
+ * whose SET expressions read nothing of the row (no column of it, no
+ * sub-select), runs inside the scan node, per target rowkey:
+ *	1. is the row there for the statement's snapshot: one mapped cell
+ *	   visible (the scan stops at the first);
+ *	2. lock it as the ordinary path does (scan.c, wcfdw_lock_rowkey: the
+ *	   rowkey's lock manager tuple lock, FOR NO KEY UPDATE strength), then
+ *	   refresh: if anything committed that the scan did not see, compare
+ *	   the row the snapshot sees with the newest committed one (the wide
+ *	   reader's fingerprint of their cell versions);
+ *	3. changed: REPEATABLE READ and SERIALIZABLE fail with 40001; READ
+ *	   COMMITTED updates the newest row, or nothing if it is gone (what
+ *	   EvalPlanQual gives when the only condition is the rowkey);
+ *	4. the SET expressions, then the cells as the ordinary path writes them
+ *	   (wcfdw_wide_put_row: a NULL deletes the cell).
+ * The row count is the number of rows updated.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -58,6 +80,9 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/appendinfo.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "parser/parsetree.h"
 #include "storage/lmgr.h"
@@ -81,6 +106,7 @@ typedef struct WcFdwDirectCell
 
 typedef struct WcFdwDirectState
 {
+	CmdType		operation;		/* CMD_DELETE or CMD_UPDATE */
 	Relation	rel;
 	WcFdwStore *store;
 	WcFdwConverter conv;
@@ -105,8 +131,15 @@ typedef struct WcFdwDirectState
 	int			ncells;
 	int			maxcells;
 
+	/* UPDATE: the columns it sets, their expressions, a slot of the values */
+	int			nset;
+	AttrNumber *set_attnums;
+	ExprState **set_exprs;
+	Bitmapset  *updated;		/* attnums - FirstLowInvalidHeapAttributeNumber */
+	TupleTableSlot *setslot;
+
 	/* what it did, for EXPLAIN ANALYZE */
-	uint64		rows;			/* rowkeys with something deleted */
+	uint64		rows;			/* rowkeys with something deleted, or rows updated */
 	uint64		deleted;		/* cell versions */
 	uint64		markers;		/* bounded DEL_FAMILY entries written */
 	uint64		tombstones;		/* DEL_VERSION entries written */
@@ -140,10 +173,61 @@ wcfdw_direct_cond_ok(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns 
 	return cond.field == WCF_FAMILY && cond.kind == WCK_EQ && IsA(cond.expr, Const);
 }
 
+/* Does node hold a PARAM_EXEC Param (an initplan's or a join's output)? */
+static bool
+wcfdw_has_exec_param(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+		return true;
+	return expression_tree_walker(node, wcfdw_has_exec_param, context);
+}
+
+/*
+ * wcfdw_direct_set_ok
+ *		Can the direct UPDATE compute what the statement sets: each SET
+ *		target a cell column (not the rowkey), its expression one that
+ *		reads no column of the row (no Var, no sub-select, no PARAM_EXEC)?
+ *		Fills *attnos and *exprs.
+ */
+static bool
+wcfdw_direct_set_ok(PlannerInfo *root, Index rti, const WcFdwColumns *cols,
+					List **attnos, List **exprs)
+{
+	List	   *tlist;
+	List	   *colnos;
+	ListCell   *lc,
+			   *lc2;
+
+	get_translated_update_targetlist(root, rti, &tlist, &colnos);
+	if (tlist == NIL)
+		return false;
+	forboth(lc, tlist, lc2, colnos)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		AttrNumber	attno = (AttrNumber) lfirst_int(lc2);
+		bool		cell = false;
+		int			i;
+
+		for (i = 0; i < cols->nwide; i++)
+			cell |= cols->wide[i].attnum == attno;
+		if (!cell || contain_var_clause((Node *) tle->expr) ||
+			contain_subplans((Node *) tle->expr) ||
+			wcfdw_has_exec_param((Node *) tle->expr, NULL))
+			return false;
+		*attnos = lappend_int(*attnos, attno);
+		*exprs = lappend(*exprs, tle->expr);
+	}
+	return true;
+}
+
 /*
  * widecolPlanDirectModify
- *		Turns the ForeignScan under a DELETE into the delete itself, when
- *		its conditions name whole rows or families of rows (see the top)
+ *		Turns the ForeignScan under a DELETE of a tall table into the delete
+ *		itself, when its conditions name whole rows or families of rows, and
+ *		the one under an UPDATE of a wide table into the update, when they
+ *		name rowkeys and what it sets reads nothing of the row (see the top)
  */
 bool
 widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation,
@@ -159,7 +243,11 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 	int			nrowkey = 0;
 	bool		ok;
 
-	if (plan->operation != CMD_DELETE || plan->returningLists != NIL ||
+	List	   *set_attnos = NIL;
+	List	   *set_exprs = NIL;
+
+	if ((plan->operation != CMD_DELETE && plan->operation != CMD_UPDATE) ||
+		plan->returningLists != NIL ||
 		list_length(plan->resultRelations) != 1 || subplan == NULL ||
 		!IsA(subplan, ForeignScan))
 		return false;
@@ -173,10 +261,17 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 
 	rel = table_open(rte->relid, NoLock);
 	wcfdw_get_columns(rel, &cols);
-	ok = cols.wide == NULL &&
-		!(rel->trigdesc && (rel->trigdesc->trig_delete_before_row ||
-							rel->trigdesc->trig_delete_after_row ||
-							rel->trigdesc->trig_delete_instead_row));
+	if (plan->operation == CMD_DELETE)
+		ok = cols.wide == NULL &&
+			!(rel->trigdesc && (rel->trigdesc->trig_delete_before_row ||
+								rel->trigdesc->trig_delete_after_row ||
+								rel->trigdesc->trig_delete_instead_row));
+	else
+		ok = cols.wide != NULL &&
+			!(rel->trigdesc && (rel->trigdesc->trig_update_before_row ||
+								rel->trigdesc->trig_update_after_row ||
+								rel->trigdesc->trig_update_instead_row)) &&
+			wcfdw_direct_set_ok(root, resultRelation, &cols, &set_attnos, &set_exprs);
 	table_close(rel, NoLock);
 	if (!ok)
 		return false;
@@ -195,12 +290,17 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 	 * these; no qual is left to check.  The statement's count goes to
 	 * es_processed through us.
 	 */
-	fscan->operation = CMD_DELETE;
+	fscan->operation = plan->operation;
 	fscan->resultRelation = resultRelation;
 	fscan->scan.plan.qual = NIL;
 	fscan->fdw_recheck_quals = NIL;
 	fscan->fdw_private = lappend(list_copy(fscan->fdw_private),
 								 list_make1_int(plan->canSetTag ? 1 : 0));
+	if (plan->operation == CMD_UPDATE)
+	{
+		fscan->fdw_private = lappend(fscan->fdw_private, set_attnos);
+		fscan->fdw_exprs = list_concat(list_copy(fscan->fdw_exprs), set_exprs);
+	}
 	return true;
 }
 
@@ -233,14 +333,36 @@ widecolBeginDirectModify(ForeignScanState *node, int eflags)
 
 	ds = palloc0(sizeof(WcFdwDirectState));
 	node->fdw_state = ds;
+	ds->operation = plan->operation;
 	ds->rel = node->ss.ss_currentRelation;
 	ds->set_tag = linitial_int(list_nth(plan->fdw_private, WCFDW_PRIV_DIRECT)) != 0;
 	ds->lockmode = linitial_int(lock);
 	ds->waitpolicy = lsecond_int(lock);
 
 	ds->conds = wcfdw_init_conds(node, &ds->nconds);
+	if (ds->operation == CMD_UPDATE)
+	{
+		List	   *attnos = list_nth(plan->fdw_private, WCFDW_PRIV_SET);
+		int			first = list_length(plan->fdw_exprs) - list_length(attnos);
+		int			i;
+
+		/* the SET expressions end fdw_exprs, after the conditions' */
+		ds->nset = list_length(attnos);
+		ds->set_attnums = palloc(sizeof(AttrNumber) * Max(ds->nset, 1));
+		ds->set_exprs = palloc(sizeof(ExprState *) * Max(ds->nset, 1));
+		for (i = 0; i < ds->nset; i++)
+		{
+			ds->set_attnums[i] = (AttrNumber) list_nth_int(attnos, i);
+			ds->set_exprs[i] = ExecInitExpr(list_nth(plan->fdw_exprs, first + i),
+											(PlanState *) node);
+			ds->updated = bms_add_member(ds->updated,
+										 ds->set_attnums[i] - FirstLowInvalidHeapAttributeNumber);
+		}
+	}
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
+	if (ds->operation == CMD_UPDATE)
+		ds->setslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(ds->rel), &TTSOpsVirtual);
 
 	wcfdw_converter_init(&ds->conv, ds->rel);
 	wcfdw_get_table_options(RelationGetRelid(ds->rel), &ds->topts);
@@ -248,7 +370,7 @@ widecolBeginDirectModify(ForeignScanState *node, int eflags)
 	ds->snap.snapshot = estate->es_snapshot;
 	ds->snap.rel = ds->rel;
 	ds->snap.serializable = IsolationIsSerializable();
-	ds->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw direct delete",
+	ds->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw direct modify",
 									   ALLOCSET_DEFAULT_SIZES);
 	ds->store = wcfdw_store_get(ds->rel);
 	wcfdw_store_begin_statement(ds->store, estate);
@@ -266,12 +388,10 @@ widecolBeginDirectModify(ForeignScanState *node, int eflags)
  *		false if no row can match
  */
 static bool
-wcfdw_direct_open(ForeignScanState *node, WcFdwDirectState *ds)
+wcfdw_direct_keys(ForeignScanState *node, WcFdwDirectState *ds)
 {
 	EState	   *estate = node->ss.ps.state;
 	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
-	wc_err		err;
-	int			rc;
 
 	wcfdw_compute_keys(ds->conds, ds->nconds, node->ss.ps.ps_ExprContext, &ds->conv,
 					   &ds->topts, false, &ds->keys);
@@ -283,21 +403,54 @@ wcfdw_direct_open(ForeignScanState *node, WcFdwDirectState *ds)
 	wc_scan_opts_init(&ds->opts);
 	ds->opts.ranges = ds->keys.ranges;
 	ds->opts.nranges = ds->keys.nranges;
-	ds->opts.families = ds->keys.families;
-	ds->opts.nfamilies = ds->keys.nfamilies;
+	if (ds->operation == CMD_UPDATE)
+	{
+		/* every mapped cell: a row is there if it has one of them */
+		bool	   *all = palloc(sizeof(bool) * Max(ds->conv.cols.nwide, 1));
+		wc_slice   *families;
+		wc_slice   *quals;
+
+		memset(all, true, sizeof(bool) * Max(ds->conv.cols.nwide, 1));
+		wcfdw_wide_scan_cells(&ds->conv.cols, all, estate->es_query_cxt,
+							  &families, &ds->opts.nfamilies, &quals, &ds->opts.nquals);
+		ds->opts.families = families;
+		ds->opts.quals = quals;
+	}
+	else
+	{
+		ds->opts.families = ds->keys.families;
+		ds->opts.nfamilies = ds->keys.nfamilies;
+	}
 	ds->opts.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
 	wcfdw_store_visible_batches(ds->store, ds->snap.snapshot->curcid, &ds->opts);
 	wcfdw_scan_opts_snapshot(&ds->opts, &ds->snap);
 	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/* Opens ds->scan with opts (ds->opts, or a copy with other ranges). */
+static void
+wcfdw_direct_scan_open(WcFdwDirectState *ds, const wc_scan_opts *opts)
+{
+	wc_err		err;
+	int			rc;
 
 	wc_err_clear(&err);
-	rc = wc_scan_open(ds->store->db, &ds->opts, &ds->scan, &err);
+	rc = wc_scan_open(ds->store->db, opts, &ds->scan, &err);
 	if (rc < 0)
 	{
 		ds->scan = NULL;
 		wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
 	}
 	wcfdw_store_scan_opened(ds->store);
+}
+
+static bool
+wcfdw_direct_open(ForeignScanState *node, WcFdwDirectState *ds)
+{
+	if (!wcfdw_direct_keys(node, ds))
+		return false;
+	wcfdw_direct_scan_open(ds, &ds->opts);
 	return true;
 }
 
@@ -498,6 +651,168 @@ wcfdw_direct_run(ForeignScanState *node, WcFdwDirectState *ds)
 	wcfdw_direct_close(ds);
 }
 
+/*
+ * wcfdw_direct_fingerprint
+ *		Reads the row of opts' one range as the reader of a wide scan does:
+ *		1 and *fp (the cell versions it is made of), or 0 if it has no
+ *		mapped cell
+ */
+static int
+wcfdw_direct_fingerprint(WcFdwDirectState *ds, const wc_scan_opts *opts, uint64 *fp)
+{
+	WcFdwWideReader r;
+	wc_scan    *scan = NULL;
+	int			natts = RelationGetDescr(ds->rel)->natts;
+	Datum	   *values = MemoryContextAlloc(ds->rowcxt, sizeof(Datum) * Max(natts, 1));
+	bool	   *isnull = MemoryContextAlloc(ds->rowcxt, sizeof(bool) * Max(natts, 1));
+	bool	   *none = MemoryContextAllocZero(ds->rowcxt, sizeof(bool) * Max(ds->conv.cols.nwide, 1));
+	const uint8 *row;
+	size_t		row_len;
+	wc_err		err;
+	int			rc;
+	MemoryContext old = MemoryContextSwitchTo(ds->rowcxt);
+
+	wc_err_clear(&err);
+	rc = wc_scan_open(ds->store->db, opts, &scan, &err);
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
+	wcfdw_wide_reader_init(&r, &ds->conv, none, ds->rowcxt);
+	wcfdw_wide_reader_reset(&r, scan);
+	PG_TRY();
+	{
+		rc = wcfdw_wide_next_row(&r, values, isnull, natts, &row, &row_len, &err);
+	}
+	PG_FINALLY();
+	{
+		wc_scan_close(scan);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
+	*fp = r.fingerprint;
+	return rc;
+}
+
+/*
+ * wcfdw_direct_update_row
+ *		UPDATE of the row whose rowkey is range's: is it there for the
+ *		statement's snapshot (a mapped cell), lock it, check what committed
+ *		meanwhile, write what the statement sets (see the top)
+ */
+static void
+wcfdw_direct_update_row(ForeignScanState *node, WcFdwDirectState *ds, wc_key_range *range)
+{
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	TupleTableSlot *slot = ds->setslot;
+	wc_scan_opts o = ds->opts;
+	wc_cell_view cell;
+	wc_err		err;
+	bool		found = false;
+	int			rc,
+				i;
+
+	o.ranges = range;
+	o.nranges = 1;
+	wcfdw_direct_scan_open(ds, &o);
+	for (;;)
+	{
+		wc_err_clear(&err);
+		rc = wc_scan_next(ds->scan, &cell, &err);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
+		if (rc == 0)
+			break;
+		if (wcfdw_wide_column_of(&ds->conv.cols, &cell) >= 0)
+		{
+			found = true;		/* one mapped cell is enough: the row is there */
+			break;
+		}
+	}
+	if (!found ||
+		!wcfdw_lock_rowkey(ds->store, ds->rel, range->start, range->start_len,
+						   ds->lockmode, ds->waitpolicy))
+	{
+		wcfdw_direct_close(ds);
+		return;
+	}
+
+	/* what committed up to now: did it change the row the snapshot saw? */
+	wcfdw_store_refresh(ds->store);
+	if (!wc_scan_sees_latest(ds->scan))
+	{
+		wc_scan_opts newest = o;
+		uint64		fp_snap = 0,
+					fp_new = 0;
+		int			was,
+					is;
+
+		was = wcfdw_direct_fingerprint(ds, &o, &fp_snap);
+		newest.tag_visible = NULL;	/* the newest committed, and our own */
+		newest.tag_visible_arg = NULL;
+		newest.snapshot_min = 0;
+		is = wcfdw_direct_fingerprint(ds, &newest, &fp_new);
+		if (!(was == 1 && is == 1 && fp_snap == fp_new))
+		{
+			if (IsolationUsesXactSnapshot())
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent %s",
+								is == 0 ? "delete" : "update")));
+			ds->fallbacks++;
+			if (is == 0)
+			{
+				/* READ COMMITTED: deleted meanwhile, nothing to update */
+				wcfdw_direct_close(ds);
+				return;
+			}
+		}
+	}
+	wcfdw_direct_close(ds);
+
+	/* the values it sets (READ COMMITTED: on the newest row, as after EvalPlanQual) */
+	ResetExprContext(econtext);
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	for (i = 0; i < ds->nset; i++)
+	{
+		AttrNumber	a = ds->set_attnums[i];
+
+		slot->tts_values[a - 1] = ExecEvalExpr(ds->set_exprs[i], econtext, &slot->tts_isnull[a - 1]);
+	}
+	ExecStoreVirtualTuple(slot);
+	wcfdw_wide_put_row(&ds->conv, wcfdw_store_write_batch(ds->store, ds->cid, false), slot,
+					   range->start, range->start_len, wcfdw_now_ms(), ds->updated, true);
+	ds->rows++;
+}
+
+/*
+ * wcfdw_direct_update_run
+ *		The whole UPDATE: row by row of the rowkeys its condition names
+ */
+static void
+wcfdw_direct_update_run(ForeignScanState *node, WcFdwDirectState *ds)
+{
+	int			i;
+
+	if (!wcfdw_direct_keys(node, ds))
+		return;
+	for (i = 0; i < ds->keys.nranges; i++)
+	{
+		wc_key_range *r = &ds->keys.ranges[i];
+
+		CHECK_FOR_INTERRUPTS();
+		/* rowkey = and = ANY give rowkeys (keys.c) */
+		if (r->start_bound != WC_INCLUSIVE || r->stop_bound != WC_INCLUSIVE ||
+			r->start_len != r->stop_len || memcmp(r->start, r->stop, r->start_len) != 0)
+			elog(ERROR, "direct update of foreign table \"%s\" given a range of rowkeys",
+				 RelationGetRelationName(ds->rel));
+		MemoryContextReset(ds->rowcxt);
+		wcfdw_direct_update_row(node, ds, r);
+	}
+	MemoryContextReset(ds->rowcxt);
+}
+
 TupleTableSlot *
 widecolIterateDirectModify(ForeignScanState *node)
 {
@@ -507,12 +822,18 @@ widecolIterateDirectModify(ForeignScanState *node)
 
 	if (!ds->done)
 	{
+		uint64		n;
+
 		ds->done = true;
-		wcfdw_direct_run(node, ds);
+		if (ds->operation == CMD_UPDATE)
+			wcfdw_direct_update_run(node, ds);
+		else
+			wcfdw_direct_run(node, ds);
+		n = ds->operation == CMD_UPDATE ? ds->rows : ds->deleted;
 		if (ds->set_tag)
-			estate->es_processed += ds->deleted;
+			estate->es_processed += n;
 		if (node->ss.ps.instrument)
-			node->ss.ps.instrument->tuplecount += ds->deleted;
+			node->ss.ps.instrument->tuplecount += n;
 	}
 	return ExecClearTuple(slot);
 }
@@ -537,6 +858,17 @@ widecolExplainDirectModify(ForeignScanState *node, ExplainState *es)
 	rowkeys = wcfdw_explain_conds(node, es, WCF_ROWKEY);
 	families = wcfdw_explain_conds(node, es, WCF_FAMILY);
 
+	if (((ForeignScan *) node->ss.ps.plan)->operation == CMD_UPDATE)
+	{
+		ExplainPropertyText("Direct Update", psprintf("rowkey %s", rowkeys ? rowkeys : ""), es);
+		if (es->analyze && ds != NULL && ds->done)
+		{
+			ExplainPropertyUInteger("Rows Updated", NULL, ds->rows, es);
+			if (ds->fallbacks > 0)
+				ExplainPropertyUInteger("Rows Changed Concurrently", NULL, ds->fallbacks, es);
+		}
+		return;
+	}
 	ExplainPropertyText("Direct Delete",
 						psprintf("rowkey %s%s%s", rowkeys ? rowkeys : "",
 								 families ? " AND family " : "", families ? families : ""),

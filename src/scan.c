@@ -720,6 +720,18 @@ wcfdw_lock_cell(WcFdwStore *store, Relation rel, const wc_cell_view *c, LOCKMODE
 	return wcfdw_row_lock_acquire(store, rel, wcfdw_row_hash(c), mode, wait);
 }
 
+/*
+ * wcfdw_lock_rowkey
+ *		Takes the row lock of a wide table's row, as a scan that locks its rows
+ *		does (direct.c's UPDATE); false if SKIP LOCKED skips it
+ */
+bool
+wcfdw_lock_rowkey(WcFdwStore *store, Relation rel, const uint8 *row, size_t row_len,
+				  LOCKMODE mode, LockWaitPolicy wait)
+{
+	return wcfdw_row_lock_acquire(store, rel, hash_bytes_extended(row, (int) row_len, 0), mode, wait);
+}
+
 typedef enum WcFdwLockResult
 {
 	WCFDW_ROW_SAME,				/* locked; the version read is the newest */

@@ -426,8 +426,12 @@ enum WcFdwScanPrivate
 								 * the needed cell columns non-NULL (wide.c) */
 	WCFDW_PRIV_REVERSE,			/* integer list: 1 for a reversed scan (rowkeys
 								 * descending) */
-	WCFDW_PRIV_DIRECT			/* a direct DELETE (direct.c) only: integer list,
-								 * 1 if it counts in es_processed (canSetTag) */
+	WCFDW_PRIV_DIRECT,			/* a direct DELETE or UPDATE (direct.c) only:
+								 * integer list, 1 if it counts in es_processed
+								 * (canSetTag) */
+	WCFDW_PRIV_SET				/* a direct UPDATE only: integer list of the
+								 * attnums it sets, whose expressions end
+								 * fdw_exprs */
 };
 
 /* wide.c */
@@ -461,6 +465,7 @@ extern void wcfdw_wide_reader_init(WcFdwWideReader *r, WcFdwConverter *conv,
 extern void wcfdw_wide_reader_reset(WcFdwWideReader *r, wc_scan *scan);
 extern int	wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull,
 								int natts, const uint8 **row, size_t *row_len, wc_err *err);
+extern int	wcfdw_wide_column_of(const WcFdwColumns *cols, const wc_cell_view *c);
 extern void wcfdw_wide_scan_cells(const WcFdwColumns *cols, const bool *read,
 								  MemoryContext cxt, wc_slice **families, int *nfamilies,
 								  wc_slice **quals, int *nquals);
@@ -488,6 +493,8 @@ extern bool widecolAnalyzeForeignTable(Relation relation,
 									   BlockNumber *totalpages);
 extern bool wcfdw_lock_cell(WcFdwStore *store, Relation rel, const wc_cell_view *c,
 							LOCKMODE mode, LockWaitPolicy wait);
+extern bool wcfdw_lock_rowkey(WcFdwStore *store, Relation rel, const uint8 *row, size_t row_len,
+							  LOCKMODE mode, LockWaitPolicy wait);
 extern WcFdwCondExec *wcfdw_init_conds(ForeignScanState *node, int *nconds);
 extern void wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap);
 extern wc_scan *wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell,
@@ -495,7 +502,8 @@ extern wc_scan *wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell,
 extern void wcfdw_explain_context(ForeignScanState *node, ExplainState *es);
 extern char *wcfdw_explain_conds(ForeignScanState *node, ExplainState *es, WcFdwField field);
 
-/* direct.c: DELETE of whole rows or families as one marker each */
+/* direct.c: DELETE of whole rows or families as one marker each, UPDATE of
+ * a wide table's rows by rowkey */
 extern bool widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan,
 									Index resultRelation, int subplan_index);
 extern void widecolBeginDirectModify(ForeignScanState *node, int eflags);
