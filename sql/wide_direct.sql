@@ -100,6 +100,20 @@ EXECUTE du_heap_set('r10', 'again');
 RESET plan_cache_mode;
 SELECT * FROM du_diff();
 
+-- through a view of a rowkey range (the range and the rowkeys intersect), or with a prefix
+CREATE VIEW du_v AS SELECT * FROM du WHERE rowkey >= 'r05' AND rowkey < 'r10';
+CREATE VIEW du_heap_v AS SELECT * FROM du_heap WHERE rowkey >= 'r05' AND rowkey < 'r10';
+EXPLAIN (COSTS OFF) UPDATE du_v SET score = 55 WHERE rowkey IN ('r04', 'r05');
+UPDATE du_v SET score = 55 WHERE rowkey IN ('r04', 'r05');
+UPDATE du_heap_v SET score = 55 WHERE rowkey IN ('r04', 'r05');
+EXPLAIN (COSTS OFF) UPDATE du SET score = 56 WHERE rowkey = 'r05' AND starts_with(rowkey, 'r0');
+SELECT * FROM du_update($$score = 56$$, $$rowkey IN ('r05', 'r11') AND starts_with(rowkey, 'r0')$$);
+-- LIKE keeps the ordinary path (its prefix is only part of the condition)
+EXPLAIN (COSTS OFF) UPDATE du SET score = 57 WHERE rowkey = 'r05' AND rowkey LIKE 'r0%5';
+SELECT * FROM du_diff();
+DROP VIEW du_v;
+DROP VIEW du_heap_v;
+
 -- in a transaction: its own rows, its savepoints, its rollback
 BEGIN;
 INSERT INTO du VALUES ('r30', 'mine', 1, NULL);

@@ -13,8 +13,9 @@
  * DEL_FAMILY per family (engine/cell.h).
  *
  * When.  PlanDirectModify takes a DELETE of a tall table whose scan has only
- * conditions "rowkey = expr" or "rowkey = ANY (array expr)" (at most one of
- * them) and, optionally, "family = constant", with no RETURNING and no
+ * conditions "rowkey = expr" or "rowkey = ANY (array expr)" (exactly one of
+ * them) and, optionally, "family = constant" and bounds or a prefix of the
+ * rowkey (which the key ranges intersect exactly), with no RETURNING and no
  * row-level DELETE trigger.  Anything else (other conditions, joins, wide
  * tables) keeps the ordinary path, which gives the same result.
  *
@@ -53,7 +54,8 @@
  * not set): an UPDATE of one cell read and decoded all the row's cells, and
  * built the row twice, to write one cell.  HBase's Put writes the cell.  So
  * an UPDATE of a wide table whose scan has only "rowkey = expr" or "rowkey
- * = ANY (array expr)", no RETURNING and no row-level UPDATE trigger, and
+ * = ANY (array expr)" (with, optionally, bounds or a prefix of the rowkey:
+ * a view of a rowkey range), no RETURNING and no row-level UPDATE trigger, and
  * whose SET expressions read nothing of the row (no column of it, no
  * sub-select), runs inside the scan node, per target rowkey:
  *	1. is the row there for the statement's snapshot: one mapped cell
@@ -154,8 +156,11 @@ typedef struct WcFdwDirectState
 
 /*
  * wcfdw_direct_cond_ok
- *		Is rinfo a condition the direct delete evaluates exactly: rowkey =
- *		expr, rowkey = ANY (expr), family = constant?
+ *		Is rinfo a condition the direct modification evaluates exactly:
+ *		rowkey = expr, rowkey = ANY (expr) (counted in *nrowkey), a bound or
+ *		a prefix of the rowkey (a view's "rowkey >= 'p1' AND rowkey < 'p2'",
+ *		which the engine's key ranges intersect with the rowkeys), family =
+ *		constant?
  */
 static bool
 wcfdw_direct_cond_ok(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
@@ -170,6 +175,9 @@ wcfdw_direct_cond_ok(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns 
 		(*nrowkey)++;
 		return true;
 	}
+	if (cond.field == WCF_ROWKEY)
+		return cond.kind == WCK_LT || cond.kind == WCK_LE || cond.kind == WCK_GT ||
+			cond.kind == WCK_GE || cond.kind == WCK_PREFIX;
 	return cond.field == WCF_FAMILY && cond.kind == WCK_EQ && IsA(cond.expr, Const);
 }
 

@@ -94,7 +94,7 @@ CREATE OR REPLACE FUNCTION fz_op() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   r int := (random()*9)::int; cols text[] := ARRAY['a','b','c','d','e','f'];
   k text; k2 text; vals text[]; v text; i int; sets text := ''; hsets text := ''; cond text; rh text; rw text; allnull bool := true;
-  st text;
+  st text; nw bigint; nh bigint;
 BEGIN
   IF r <= 2 THEN   -- insert (put)
     k := fz_key((random()*199)::int);
@@ -122,6 +122,19 @@ BEGIN
       END IF;
     END LOOP;
     IF sets = '' THEN sets := 'b = ' || fz_val('b'); END IF;
+    IF random() < 0.4 THEN
+      -- by rowkey, no RETURNING: the direct update (src/direct.c) when SET reads nothing of the row
+      k := fz_key((random()*199)::int);
+      cond := CASE WHEN random() < 0.5 THEN format('rowkey = %L', k)
+                   ELSE format('rowkey IN (%L, %L)', k, fz_key((random()*199)::int)) END;
+      EXECUTE format('UPDATE %I SET %s WHERE %s', current_setting('fz.w'), sets, cond);
+      GET DIAGNOSTICS nw = ROW_COUNT;
+      EXECUTE format('UPDATE %I SET %s WHERE %s', current_setting('fz.h'), sets, cond);
+      GET DIAGNOSTICS nh = ROW_COUNT;
+      EXECUTE format('DELETE FROM %I WHERE a IS NULL AND b IS NULL AND c IS NULL AND d IS NULL AND e IS NULL AND f IS NULL', current_setting('fz.h'));
+      IF nw <> nh THEN RAISE EXCEPTION 'fz: UPDATE by rowkey counts differ: UPDATE SET % WHERE % | wide:% | heap:%', sets, cond, nw, nh; END IF;
+      RETURN 'update by rowkey ' || sets || ' where ' || cond;
+    END IF;
     cond := fz_cond();
     st := format('UPDATE @T SET %s WHERE %s RETURNING rowkey, a, b, c::text, d::text, e, f', sets, cond);
     rw := fz_wide_rows(replace(st, '@T', current_setting('fz.w')));
