@@ -58,8 +58,8 @@
  * a view of a rowkey range), no RETURNING and no row-level UPDATE trigger, and
  * whose SET expressions read nothing of the row (no column of it, no
  * sub-select), runs inside the scan node, per target rowkey:
- *	1. is the row there for the statement's snapshot: one mapped cell
- *	   visible (the scan stops at the first);
+ *	1. is the row there for the statement's snapshot: a mapped cell visible
+ *	   (the row's cells merged, none decoded);
  *	2. lock it as the ordinary path does (scan.c, wcfdw_lock_rowkey: the
  *	   rowkey's lock manager tuple lock, FOR NO KEY UPDATE strength), then
  *	   refresh: if anything committed that the scan did not see, compare
@@ -660,41 +660,29 @@ wcfdw_direct_run(ForeignScanState *node, WcFdwDirectState *ds)
 }
 
 /*
- * wcfdw_direct_fingerprint
- *		Reads the row of opts' one range as the reader of a wide scan does:
- *		1 and *fp (the cell versions it is made of), or 0 if it has no
- *		mapped cell
+ * wcfdw_direct_read_row
+ *		Reads the row scan gives (its one range) as the reader of a wide scan
+ *		does, decoding nothing: 1 and *fp (the cell versions it is made of),
+ *		or 0 if it has no mapped cell
  */
 static int
-wcfdw_direct_fingerprint(WcFdwDirectState *ds, const wc_scan_opts *opts, uint64 *fp)
+wcfdw_direct_read_row(WcFdwDirectState *ds, wc_scan *scan, uint64 *fp)
 {
 	WcFdwWideReader r;
-	wc_scan    *scan = NULL;
 	int			natts = RelationGetDescr(ds->rel)->natts;
-	Datum	   *values = MemoryContextAlloc(ds->rowcxt, sizeof(Datum) * Max(natts, 1));
-	bool	   *isnull = MemoryContextAlloc(ds->rowcxt, sizeof(bool) * Max(natts, 1));
-	bool	   *none = MemoryContextAllocZero(ds->rowcxt, sizeof(bool) * Max(ds->conv.cols.nwide, 1));
+	MemoryContext old = MemoryContextSwitchTo(ds->rowcxt);
+	Datum	   *values = palloc(sizeof(Datum) * Max(natts, 1));
+	bool	   *isnull = palloc(sizeof(bool) * Max(natts, 1));
+	bool	   *none = palloc0(sizeof(bool) * Max(ds->conv.cols.nwide, 1));
 	const uint8 *row;
 	size_t		row_len;
 	wc_err		err;
 	int			rc;
-	MemoryContext old = MemoryContextSwitchTo(ds->rowcxt);
 
-	wc_err_clear(&err);
-	rc = wc_scan_open(ds->store->db, opts, &scan, &err);
-	if (rc < 0)
-		wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
 	wcfdw_wide_reader_init(&r, &ds->conv, none, ds->rowcxt);
 	wcfdw_wide_reader_reset(&r, scan);
-	PG_TRY();
-	{
-		rc = wcfdw_wide_next_row(&r, values, isnull, natts, &row, &row_len, &err);
-	}
-	PG_FINALLY();
-	{
-		wc_scan_close(scan);
-	}
-	PG_END_TRY();
+	wc_err_clear(&err);
+	rc = wcfdw_wide_next_row(&r, values, isnull, natts, &row, &row_len, &err);
 	MemoryContextSwitchTo(old);
 	if (rc < 0)
 		wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
@@ -714,30 +702,14 @@ wcfdw_direct_update_row(ForeignScanState *node, WcFdwDirectState *ds, wc_key_ran
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
 	TupleTableSlot *slot = ds->setslot;
 	wc_scan_opts o = ds->opts;
-	wc_cell_view cell;
-	wc_err		err;
-	bool		found = false;
-	int			rc,
-				i;
+	uint64		fp_snap = 0,
+				fp_new = 0;
+	int			i;
 
 	o.ranges = range;
 	o.nranges = 1;
 	wcfdw_direct_scan_open(ds, &o);
-	for (;;)
-	{
-		wc_err_clear(&err);
-		rc = wc_scan_next(ds->scan, &cell, &err);
-		if (rc < 0)
-			wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
-		if (rc == 0)
-			break;
-		if (wcfdw_wide_column_of(&ds->conv.cols, &cell) >= 0)
-		{
-			found = true;		/* one mapped cell is enough: the row is there */
-			break;
-		}
-	}
-	if (!found ||
+	if (wcfdw_direct_read_row(ds, ds->scan, &fp_snap) == 0 ||
 		!wcfdw_lock_rowkey(ds->store, ds->rel, range->start, range->start_len,
 						   ds->lockmode, ds->waitpolicy))
 	{
@@ -750,17 +722,28 @@ wcfdw_direct_update_row(ForeignScanState *node, WcFdwDirectState *ds, wc_key_ran
 	if (!wc_scan_sees_latest(ds->scan))
 	{
 		wc_scan_opts newest = o;
-		uint64		fp_snap = 0,
-					fp_new = 0;
-		int			was,
+		wc_scan    *scan = NULL;
+		wc_err		err;
+		int			rc,
 					is;
 
-		was = wcfdw_direct_fingerprint(ds, &o, &fp_snap);
 		newest.tag_visible = NULL;	/* the newest committed, and our own */
 		newest.tag_visible_arg = NULL;
 		newest.snapshot_min = 0;
-		is = wcfdw_direct_fingerprint(ds, &newest, &fp_new);
-		if (!(was == 1 && is == 1 && fp_snap == fp_new))
+		wc_err_clear(&err);
+		rc = wc_scan_open(ds->store->db, &newest, &scan, &err);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
+		PG_TRY();
+		{
+			is = wcfdw_direct_read_row(ds, scan, &fp_new);
+		}
+		PG_FINALLY();
+		{
+			wc_scan_close(scan);
+		}
+		PG_END_TRY();
+		if (!(is == 1 && fp_snap == fp_new))
 		{
 			if (IsolationUsesXactSnapshot())
 				ereport(ERROR,

@@ -362,7 +362,7 @@ wcfdw_json_value(StringInfo buf, const uint8 *data, size_t len)
  * (family, qualifier) order (a family has either one whole-family column or
  * columns of single qualifiers).
  */
-int
+static int
 wcfdw_wide_column_of(const WcFdwColumns *cols, const wc_cell_view *c)
 {
 	int			lo = 0,

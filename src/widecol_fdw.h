@@ -465,7 +465,6 @@ extern void wcfdw_wide_reader_init(WcFdwWideReader *r, WcFdwConverter *conv,
 extern void wcfdw_wide_reader_reset(WcFdwWideReader *r, wc_scan *scan);
 extern int	wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull,
 								int natts, const uint8 **row, size_t *row_len, wc_err *err);
-extern int	wcfdw_wide_column_of(const WcFdwColumns *cols, const wc_cell_view *c);
 extern void wcfdw_wide_scan_cells(const WcFdwColumns *cols, const bool *read,
 								  MemoryContext cxt, wc_slice **families, int *nfamilies,
 								  wc_slice **quals, int *nquals);
