@@ -122,6 +122,21 @@ iter_equals(wc_memtable *mt, const tcell *ref, int n)
 	return ok;
 }
 
+/* it is at ref[pos] (the end when pos is n), and the next two entries follow. */
+static bool
+iter_at(wc_iter *it, const tcell *ref, int n, int pos)
+{
+	for (int j = 0; j < 3; j++)
+	{
+		if (pos + j >= n)
+			return !wc_iter_valid(it);
+		if (!wc_iter_valid(it) || !same_cell(wc_iter_cell(it), &ref[pos + j].c))
+			return false;
+		wc_iter_next(it);
+	}
+	return true;
+}
+
 static void
 check_seeks(wc_memtable *mt, const tcell *ref, int n, int nseeks)
 {
@@ -147,21 +162,7 @@ check_seeks(wc_memtable *mt, const tcell *ref, int n, int nseeks)
 		}
 		pos = lower_bound(ref, n, &t);
 		wc_iter_seek(it, &t);
-		for (int j = 0; j < 3; j++)
-		{
-			if (pos + j >= n)
-			{
-				if (wc_iter_valid(it))
-					bad++;
-				break;
-			}
-			if (!wc_iter_valid(it) || !same_cell(wc_iter_cell(it), &ref[pos + j].c))
-			{
-				bad++;
-				break;
-			}
-			wc_iter_next(it);
-		}
+		bad += !iter_at(it, ref, n, pos);
 	}
 	CHECK(bad == 0, "%d of %d seeks went wrong", bad, nseeks);
 	wc_iter_close(it);
@@ -616,21 +617,7 @@ test_versions(void)
 				wc_iter_next(it);
 			}
 			wc_iter_seek(it, &t);
-			for (int j = 0; j < 3; j++)
-			{
-				if (pos + j >= N)
-				{
-					if (wc_iter_valid(it))
-						bad++;
-					break;
-				}
-				if (!wc_iter_valid(it) || !same_cell(wc_iter_cell(it), &ref[pos + j].c))
-				{
-					bad++;
-					break;
-				}
-				wc_iter_next(it);
-			}
+			bad += !iter_at(it, ref, N, pos);
 
 			/* seek_row_before(t): the first entry of the row of the last entry < t */
 			wc_iter_seek_row_before(it, &t);
