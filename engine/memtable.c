@@ -343,16 +343,14 @@ past_column(const wc_cell *key)
 	return key->ts == INT64_MIN && key->seq == 0 && wc_cell_col_scope(key) == 1;
 }
 
-/* The first entry of n at or after key (of n's column), or NULL. */
+/* The first entry at or after key from v on (v and key of one column), or NULL. */
 static inline mt_ver *
-ver_ge(const mt_node *n, const wc_cell *key)
+ver_ge(mt_ver *v, const wc_cell *key)
 {
-	mt_ver	   *v;
-
 	if (past_column(key))
 		return NULL;
-	for (v = first_of(n); v != NULL && ver_cmp(v, key) < 0; v = older_of(v))
-		;
+	while (v != NULL && ver_cmp(v, key) < 0)
+		v = older_of(v);
 	return v;
 }
 
@@ -793,7 +791,7 @@ mt_iter_set_ge(mt_iter *mi, mt_node *n, const wc_cell *target)
 {
 	mt_ver	   *v = NULL;
 
-	if (n != NULL && col_cmp(n, target) == 0 && (v = ver_ge(n, target)) == NULL)
+	if (n != NULL && col_cmp(n, target) == 0 && (v = ver_ge(first_of(n), target)) == NULL)
 		n = next_of(n, 0);		/* every entry of the column is below target */
 	mt_iter_set(mi, n, v);
 }
@@ -815,12 +813,8 @@ mt_iter_seek(wc_iter *it, const wc_cell *target)
 	{
 		if (r == 0 && ver_cmp(mi->ver, target) <= 0)
 		{
-			mt_ver	   *v = mi->ver;
+			mt_ver	   *v = ver_ge(mi->ver, target);
 
-			if (past_column(target))
-				v = NULL;
-			while (v != NULL && ver_cmp(v, target) < 0)
-				v = older_of(v);
 			mt_iter_set(mi, v != NULL ? n : next_of(n, 0), v);
 			return;
 		}

@@ -139,6 +139,7 @@ typedef struct WcFdwDirectState
 	ExprState **set_exprs;
 	Bitmapset  *updated;		/* attnums - FirstLowInvalidHeapAttributeNumber */
 	TupleTableSlot *setslot;
+	WcFdwWideReader reader;		/* decodes no column: existence, fingerprint */
 
 	/* what it did, for EXPLAIN ANALYZE */
 	uint64		rows;			/* rowkeys with something deleted, or rows updated */
@@ -369,10 +370,15 @@ widecolBeginDirectModify(ForeignScanState *node, int eflags)
 	}
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	if (ds->operation == CMD_UPDATE)
-		ds->setslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(ds->rel), &TTSOpsVirtual);
-
 	wcfdw_converter_init(&ds->conv, ds->rel);
+	if (ds->operation == CMD_UPDATE)
+	{
+		ds->setslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(ds->rel), &TTSOpsVirtual);
+		/* a reader of the rows that decodes nothing (wcfdw_direct_read_row) */
+		wcfdw_wide_reader_init(&ds->reader, &ds->conv,
+							   palloc0(sizeof(bool) * Max(ds->conv.cols.nwide, 1)),
+							   estate->es_query_cxt);
+	}
 	wcfdw_get_table_options(RelationGetRelid(ds->rel), &ds->topts);
 	ds->cid = estate->es_output_cid;
 	ds->snap.snapshot = estate->es_snapshot;
@@ -668,25 +674,21 @@ wcfdw_direct_run(ForeignScanState *node, WcFdwDirectState *ds)
 static int
 wcfdw_direct_read_row(WcFdwDirectState *ds, wc_scan *scan, uint64 *fp)
 {
-	WcFdwWideReader r;
-	int			natts = RelationGetDescr(ds->rel)->natts;
+	TupleTableSlot *slot = ds->setslot;	/* its arrays: nothing is decoded */
 	MemoryContext old = MemoryContextSwitchTo(ds->rowcxt);
-	Datum	   *values = palloc(sizeof(Datum) * Max(natts, 1));
-	bool	   *isnull = palloc(sizeof(bool) * Max(natts, 1));
-	bool	   *none = palloc0(sizeof(bool) * Max(ds->conv.cols.nwide, 1));
 	const uint8 *row;
 	size_t		row_len;
 	wc_err		err;
 	int			rc;
 
-	wcfdw_wide_reader_init(&r, &ds->conv, none, ds->rowcxt);
-	wcfdw_wide_reader_reset(&r, scan);
+	wcfdw_wide_reader_reset(&ds->reader, scan);
 	wc_err_clear(&err);
-	rc = wcfdw_wide_next_row(&r, values, isnull, natts, &row, &row_len, &err);
+	rc = wcfdw_wide_next_row(&ds->reader, slot->tts_values, slot->tts_isnull,
+							 slot->tts_tupleDescriptor->natts, &row, &row_len, &err);
 	MemoryContextSwitchTo(old);
 	if (rc < 0)
 		wcfdw_engine_error(ERROR, rc, &err, "scan", ds->store->relname);
-	*fp = r.fingerprint;
+	*fp = ds->reader.fingerprint;
 	return rc;
 }
 
@@ -727,9 +729,7 @@ wcfdw_direct_update_row(ForeignScanState *node, WcFdwDirectState *ds, wc_key_ran
 		int			rc,
 					is;
 
-		newest.tag_visible = NULL;	/* the newest committed, and our own */
-		newest.tag_visible_arg = NULL;
-		newest.snapshot_min = 0;
+		wcfdw_scan_opts_newest(&newest);
 		wc_err_clear(&err);
 		rc = wc_scan_open(ds->store->db, &newest, &scan, &err);
 		if (rc < 0)

@@ -272,6 +272,20 @@ wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap)
 }
 
 /*
+ * wcfdw_scan_opts_newest
+ *		Undoes wcfdw_scan_opts_snapshot: the scan reads the newest committed
+ *		versions (and the transaction's own pending ones, which o keeps), as
+ *		a writer that locked a row must look at it
+ */
+void
+wcfdw_scan_opts_newest(wc_scan_opts *o)
+{
+	o->tag_visible = NULL;
+	o->tag_visible_arg = NULL;
+	o->snapshot_min = 0;
+}
+
+/*
  * wcfdw_open_newest
  *		The newest committed version of cell (or the transaction's own pending
  *		one: like's pending batches, and its now_ms), read by a point scan of
@@ -848,9 +862,7 @@ wcfdw_lock_wide_row(WcFdwScanState *ss, const uint8 *row, size_t row_len,
 	range.stop_bound = WC_INCLUSIVE;
 	o.ranges = &range;
 	o.nranges = 1;
-	o.tag_visible = NULL;		/* the newest committed, and our own */
-	o.tag_visible_arg = NULL;
-	o.snapshot_min = 0;
+	wcfdw_scan_opts_newest(&o);
 	wc_err_clear(&err);
 	rc = wc_scan_open(ss->store->db, &o, &point, &err);
 	if (rc < 0)

@@ -496,6 +496,7 @@ extern bool wcfdw_lock_rowkey(WcFdwStore *store, Relation rel, const uint8 *row,
 							  LOCKMODE mode, LockWaitPolicy wait);
 extern WcFdwCondExec *wcfdw_init_conds(ForeignScanState *node, int *nconds);
 extern void wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap);
+extern void wcfdw_scan_opts_newest(wc_scan_opts *o);
 extern wc_scan *wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell,
 								  const wc_scan_opts *like, wc_cell_view *newest, int *found);
 extern void wcfdw_explain_context(ForeignScanState *node, ExplainState *es);
