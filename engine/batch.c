@@ -975,6 +975,17 @@ wc_batch_reader_of(wc_batch_reader *r, const wc_batch *b, uint64_t seq_base)
 	r->count = (uint32_t) b->count;
 }
 
+void
+wc_batch_reader_span(wc_batch_reader *r, const uint8_t *p, const uint8_t *end, uint32_t count,
+					 uint64_t seq_base)
+{
+	memset(r, 0, sizeof(*r));
+	r->p = p;
+	r->end = end;
+	r->seq_base = seq_base;
+	r->count = count;
+}
+
 int
 wc_batch_reader_next(wc_batch_reader *r, wc_batch_entry *e, wc_err *err)
 {

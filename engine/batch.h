@@ -68,6 +68,12 @@ int			wc_batch_reader_init(wc_batch_reader *r, const uint8_t *payload, size_t le
 /* Positions r on b's own entries (no payload header), entry i numbered seq_base + i. */
 void		wc_batch_reader_of(wc_batch_reader *r, const wc_batch *b, uint64_t seq_base);
 
+/* Positions r on count entries of a batch that another reader of it returned:
+ * p was that reader's position before the first of them, end after the last;
+ * the first is numbered seq_base. */
+void		wc_batch_reader_span(wc_batch_reader *r, const uint8_t *p, const uint8_t *end,
+								 uint32_t count, uint64_t seq_base);
+
 /* Returns 1 with *e filled (pointing into the payload), 0 after the last entry,
  * or WC_CORRUPT if an entry is malformed or the payload has trailing bytes. */
 int			wc_batch_reader_next(wc_batch_reader *r, wc_batch_entry *e, wc_err *err);

@@ -5,11 +5,14 @@
  *
  * Sorting: a bulk write usually arrives in rowkey order (COPY of an export,
  * INSERT ... SELECT ... ORDER BY).  When every family's entries are in order,
- * nothing is sorted: the files are written in one pass over the batches.  Else
- * each family's entries are first insertion-sorted, which costs O(n) on nearly
- * sorted input (the cells of a row in another order); when that has moved more
- * than a few entries per entry on average the input is not nearly sorted and
- * the rest goes to sort_by_keys.
+ * nothing is sorted: the files are written in one pass over the batches.  Else,
+ * when a family's entries come as runs (a row's cells one after the other and
+ * in order, as a wide table's INSERT writes them) of distinct rows, only the
+ * runs are sorted, by their rowkeys, and the file is written run by run from
+ * the batches (sort_runs).  Else each family's entries are copied out and
+ * insertion-sorted, which costs O(n) on nearly sorted input (the cells of a
+ * row in another order); when that has moved more than a few entries per entry
+ * on average the input is not nearly sorted and the rest goes to sort_by_keys.
  *
  * Layer 3 of the store core: it calls write.c (the append), version.c (file
  * numbers) and options.c.
@@ -20,22 +23,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coding.h"
 #include "err.h"
 #include "ingest.h"
 
 /* Insertion sort gives up after this many moves per entry on average. */
 #define NEARLY_SORTED_MOVES	8
 
-/* The entries of one family, in wc_cell_cmp order once sorted. */
+/*
+ * A run: entries that follow each other in one batch, all of one family and one
+ * row, each after the one before in wc_cell_cmp order.
+ */
+typedef struct plan_run
+{
+	const uint8_t *p;			/* its first entry in the batch */
+	const uint8_t *end;			/* past its last */
+	const uint8_t *row;
+	uint32_t	row_len;
+	uint32_t	count;
+	uint64_t	index;			/* its first entry's; seqs count from 0 */
+} plan_run;
+
+/*
+ * The entries of one family: as runs sorted by rowkey (order names them), or,
+ * when they are not runs of distinct rows, copied into cells and sorted there.
+ */
 typedef struct plan_family
 {
 	char		name[WC_MAX_FAMILY + 1];
 	uint32_t	name_len;
+	size_t		n;				/* entries */
 	wc_cell    *cells;			/* point into the batches; seqs count from 0 */
-	size_t		n;
 	size_t		cap;
 	size_t		bytes;			/* of cells (wc_big_buf_grow) */
 	bool		mapped;
+	plan_run   *runs;
+	size_t		nruns;
+	size_t		runs_bytes;
+	bool		runs_mapped;
+	struct sort_key *order;		/* runs[order[k].i] is the k-th; NULL: use cells */
+	size_t		order_bytes;
+	bool		order_mapped;
 } plan_family;
 
 /* The entries of a bulk write's batches sorted per family: entry i (counting
@@ -172,6 +200,61 @@ sort_cells(wc_cell *c, size_t n)
 	}
 }
 
+static int
+run_qsort_cmp(const void *a, const void *b, void *runs)
+{
+	const sort_key *x = a;
+	const sort_key *y = b;
+	const plan_run *r = runs;
+
+	if (x->pfx != y->pfx)
+		return x->pfx < y->pfx ? -1 : 1;
+	return wc_row_cmp(r[x->i].row, r[x->i].row_len, r[y->i].row, r[y->i].row_len);
+}
+
+/*
+ * Sorts f's runs by rowkey into f->order, by the 8-byte keys of sort_by_keys.
+ * False when they are not runs of distinct rows (two runs of one row, whose
+ * entries would interleave), or fewer than two entries a run on average, or the
+ * keys cannot be allocated: the entries are then sorted themselves.  A load of
+ * a wide table in hashed key order (YCSB's) sorts a tenth as many keys, with no
+ * array of 72-byte cells to fault in and permute.
+ */
+static bool
+sort_runs(plan_family *f)
+{
+	const plan_run *r = f->runs;
+	size_t		n = f->nruns,
+				skip;
+	sort_key   *keys;
+
+	if (n == 0 || n > f->n / 2 ||
+		!wc_big_buf_grow(&f->order, &f->order_bytes, &f->order_mapped, n * sizeof(sort_key)))
+		return false;
+	keys = f->order;
+	skip = r[0].row_len;
+	for (size_t i = 1; i < n && skip > 0; i++)
+		skip = wc_common_prefix(r[0].row, skip, r[i].row, r[i].row_len);
+	for (size_t i = 0; i < n; i++)
+	{
+		keys[i].pfx = r[i].row_len > skip ? wc_prefix64(r[i].row + skip, r[i].row_len - skip) : 0;
+		keys[i].i = i;
+	}
+	qsort_r(keys, n, sizeof(sort_key), run_qsort_cmp, f->runs);
+	for (size_t k = 1; k < n; k++)
+		if (keys[k - 1].pfx == keys[k].pfx &&
+			wc_row_cmp(r[keys[k - 1].i].row, r[keys[k - 1].i].row_len,
+					   r[keys[k].i].row, r[keys[k].i].row_len) == 0)
+		{
+			wc_big_buf_free(f->order, f->order_bytes, f->order_mapped);
+			f->order = NULL;
+			f->order_bytes = 0;
+			f->order_mapped = false;
+			return false;
+		}
+	return true;
+}
+
 /* The index of family fam in p (*last: the one found before, tried first), or -1. */
 static int
 plan_family_find(const plan *p, const uint8_t *fam, uint32_t len, int *last)
@@ -203,13 +286,34 @@ plan_family_get(plan *p, const uint8_t *fam, uint32_t len, int *last, wc_err *er
 	return &p->fams[p->nfams++];
 }
 
+/* Frees what f holds; its name and count stay. */
+static void
+plan_family_clear(plan_family *f)
+{
+	if (f->cells != NULL)
+		wc_big_buf_free(f->cells, f->bytes, f->mapped);
+	if (f->runs != NULL)
+		wc_big_buf_free(f->runs, f->runs_bytes, f->runs_mapped);
+	if (f->order != NULL)
+		wc_big_buf_free(f->order, f->order_bytes, f->order_mapped);
+	f->cells = NULL;
+	f->cap = f->bytes = 0;
+	f->mapped = false;
+	f->runs = NULL;
+	f->nruns = f->runs_bytes = 0;
+	f->runs_mapped = false;
+	f->order = NULL;
+	f->order_bytes = 0;
+	f->order_mapped = false;
+}
+
 static void
 plan_free(plan *p)
 {
 	if (p == NULL)
 		return;
 	for (int i = 0; i < p->nfams; i++)
-		wc_big_buf_free(p->fams[i].cells, p->fams[i].bytes, p->fams[i].mapped);
+		plan_family_clear(&p->fams[i]);
 	free(p);
 }
 
@@ -243,38 +347,56 @@ remove_files(wc_db *db, uint64_t first, int n)
 	}
 }
 
+/* What a pass of plan_read does. */
+typedef enum plan_pass
+{
+	PLAN_CHECK,					/* count, and stop at the first entry out of order */
+	PLAN_RUNS,					/* each family's runs */
+	PLAN_CELLS					/* copy the entries of families without runs */
+} plan_pass;
+
+/* Runs give up past this many when they are shorter than two entries on average. */
+#define RUNS_GIVE_UP	1024
+
 /*
- * Reads the batches into p, whose families are empty.  With fill, each family's
- * entries go into its array of cells (seq i for entry i, counting across the
- * batches), to be sorted.  Without, only the families and their counts are
- * kept, and *in_order tells whether the entries of every family follow each
- * other in wc_cell_cmp order, as in an export loaded in rowkey order; reading
- * stops at the first entry out of order.  When they do, the files are written in
- * one pass over the batches (build_files_in_order), with nothing to sort and no
- * array, which for a million cells was 72 MB of fresh memory (on a virtual
- * machine the first touch of a page is the expensive part; DESIGN.md, "Bulk
- * writes").  WC_OK or an error (a truncate among the entries included: a bulk
- * write cannot hold one).
+ * Reads the batches into p.  PLAN_CHECK (p's families empty): only the families
+ * and their counts are kept, and *in_order tells whether the entries of every
+ * family follow each other in wc_cell_cmp order, as in an export loaded in
+ * rowkey order; reading stops at the first entry out of order.  When they do,
+ * the files are written in one pass over the batches (build_files_in_order),
+ * with nothing to sort and no array, which for a million cells was 72 MB of
+ * fresh memory (on a virtual machine the first touch of a page is the
+ * expensive part; DESIGN.md, "Bulk writes").  PLAN_RUNS (p's families empty):
+ * the families, their counts and their runs (plan_run; a family whose runs
+ * are too short gives them up).  PLAN_CELLS (after PLAN_RUNS): the entries of
+ * each family without an order of its runs go into its array of cells, seq i
+ * for entry i counting across the batches, to be sorted.  WC_OK or an error (a
+ * truncate among the entries included: a bulk write cannot hold one).
  */
 static int
-plan_read(wc_batch *const *batches, int n, plan *p, bool fill, bool *in_order, wc_err *err)
+plan_read(wc_batch *const *batches, int n, plan *p, plan_pass pass, bool *in_order, wc_err *err)
 {
 	wc_cell		prev[WC_MAX_FAMILIES];
+	bool		no_runs[WC_MAX_FAMILIES] = {false};
 	uint64_t	index = 0;
 	int			last = -1;
 
-	*in_order = !fill;
+	*in_order = pass == PLAN_CHECK;
 	for (int b = 0; b < n; b++)
 	{
 		wc_batch_reader r;
 		wc_batch_entry e;
+		const uint8_t *at;
+		int			before = -1;	/* the family of the batch's entry before */
 		int			rc;
 
 		wc_batch_reader_of(&r, batches[b], index);
 		index += r.count;
-		while ((rc = wc_batch_reader_next(&r, &e, err)) == 1)
+		while (at = r.p, (rc = wc_batch_reader_next(&r, &e, err)) == 1)
 		{
 			plan_family *f;
+			plan_run   *run;
+			bool		extend;
 			int			i;
 
 			if (e.type == WC_TYPE_DEL_ALL)
@@ -282,7 +404,7 @@ plan_read(wc_batch *const *batches, int n, plan *p, bool fill, bool *in_order, w
 			if ((f = plan_family_get(p, e.fam, e.fam_len, &last, err)) == NULL)
 				return err->code;
 			i = (int) (f - p->fams);
-			if (!fill)
+			if (pass == PLAN_CHECK)
 			{
 				if (f->n > 0 && wc_cell_cmp(&prev[i], &e.cell) >= 0)
 				{
@@ -293,14 +415,59 @@ plan_read(wc_batch *const *batches, int n, plan *p, bool fill, bool *in_order, w
 				f->n++;
 				continue;
 			}
-			if (f->n == f->cap)
+			if (pass == PLAN_CELLS)
 			{
-				if (f->n + 1 > SIZE_MAX / sizeof(wc_cell) ||
-					!wc_big_buf_grow(&f->cells, &f->bytes, &f->mapped, (f->n + 1) * sizeof(wc_cell)))
-					return wc_err_set(err, WC_NOMEM, "out of memory");
-				f->cap = f->bytes / sizeof(wc_cell);
+				if (f->order != NULL)
+					continue;
+				if (f->n == f->cap)
+				{
+					if (f->n + 1 > SIZE_MAX / sizeof(wc_cell) ||
+						!wc_big_buf_grow(&f->cells, &f->bytes, &f->mapped,
+										 (f->n + 1) * sizeof(wc_cell)))
+						return wc_err_set(err, WC_NOMEM, "out of memory");
+					f->cap = f->bytes / sizeof(wc_cell);
+				}
+				f->cells[f->n++] = e.cell;
+				continue;
 			}
-			f->cells[f->n++] = e.cell;
+			f->n++;
+			/* the batch's entry before: of this family and row, and before this one? */
+			extend = before == i && !no_runs[i] && prev[i].row_len == e.cell.row_len &&
+				memcmp(prev[i].row, e.cell.row, e.cell.row_len) == 0 &&
+				wc_cell_cmp(&prev[i], &e.cell) < 0;
+			before = i;
+			if (no_runs[i])
+				continue;
+			if (extend)
+			{
+				run = &f->runs[f->nruns - 1];
+				run->end = r.p;
+				run->count++;
+			}
+			else if (f->nruns >= RUNS_GIVE_UP && f->nruns * 2 > f->n)
+			{
+				no_runs[i] = true;
+				wc_big_buf_free(f->runs, f->runs_bytes, f->runs_mapped);
+				f->runs = NULL;
+				f->nruns = f->runs_bytes = 0;
+				f->runs_mapped = false;
+				continue;
+			}
+			else
+			{
+				if (f->nruns + 1 > SIZE_MAX / sizeof(plan_run) ||
+					!wc_big_buf_grow(&f->runs, &f->runs_bytes, &f->runs_mapped,
+									 (f->nruns + 1) * sizeof(plan_run)))
+					return wc_err_set(err, WC_NOMEM, "out of memory");
+				run = &f->runs[f->nruns++];
+				run->p = at;
+				run->end = r.p;
+				run->row = e.cell.row;
+				run->row_len = e.cell.row_len;
+				run->count = 1;
+				run->index = e.cell.seq;
+			}
+			prev[i] = e.cell;
 		}
 		if (rc < 0)
 			return rc;
@@ -310,27 +477,41 @@ plan_read(wc_batch *const *batches, int n, plan *p, bool fill, bool *in_order, w
 
 /*
  * The plan of a bulk write: its families, and unless *in_order (plan_read),
- * their cells sorted.  NULL with err set on failure.
+ * each family's runs in order, or its cells sorted.  NULL with err set on
+ * failure.
  */
 static plan *
 plan_new(wc_batch *const *batches, int n, bool *in_order, wc_err *err)
 {
 	plan	   *p = calloc(1, sizeof(plan));
+	bool		cells = false;
 
 	if (p == NULL)
 	{
 		wc_err_set(err, WC_NOMEM, "out of memory");
 		return NULL;
 	}
-	if (plan_read(batches, n, p, false, in_order, err) != WC_OK)
+	if (plan_read(batches, n, p, PLAN_CHECK, in_order, err) != WC_OK)
 		goto fail;
 	if (*in_order)
 		return p;
 	memset(p, 0, sizeof(plan));
-	if (plan_read(batches, n, p, true, in_order, err) != WC_OK)
+	if (plan_read(batches, n, p, PLAN_RUNS, in_order, err) != WC_OK)
 		goto fail;
 	for (int i = 0; i < p->nfams; i++)
-		sort_cells(p->fams[i].cells, p->fams[i].n);
+		if (!sort_runs(&p->fams[i]))
+		{
+			plan_family_clear(&p->fams[i]);
+			p->fams[i].n = 0;	/* counted again by PLAN_CELLS */
+			cells = true;
+		}
+	if (!cells)
+		return p;
+	if (plan_read(batches, n, p, PLAN_CELLS, in_order, err) != WC_OK)
+		goto fail;
+	for (int i = 0; i < p->nfams; i++)
+		if (p->fams[i].order == NULL)
+			sort_cells(p->fams[i].cells, p->fams[i].n);
 	return p;
 
 fail:
@@ -422,14 +603,37 @@ build_file(wc_db *db, const plan_family *f, uint64_t number, uint64_t seq_base, 
 
 	if ((b = builder_new(db, f->name, number, err)) == NULL)
 		return err->code;
-	for (size_t k = 0; k < f->n; k++)
+	if (f->order != NULL)
 	{
-		wc_cell		c = f->cells[k];
+		/* run by run, each read again from its batch (plan_read read them all) */
+		for (size_t k = 0; k < f->nruns; k++)
+		{
+			const plan_run *run = &f->runs[f->order[k].i];
+			wc_batch_reader r;
+			wc_batch_entry e;
+			int			more;
 
-		c.seq += seq_base;
-		if (wc_sst_builder_add(b, &c) != WC_OK)
-			break;				/* finish reports the first error */
+			wc_batch_reader_span(&r, run->p, run->end, run->count, seq_base + run->index);
+			while ((more = wc_batch_reader_next(&r, &e, err)) == 1)
+				if (wc_sst_builder_add(b, &e.cell) != WC_OK)
+					goto finish;	/* finish reports the first error */
+			if (more < 0)
+			{
+				wc_sst_builder_abandon(b);
+				return more;
+			}
+		}
 	}
+	else
+		for (size_t k = 0; k < f->n; k++)
+		{
+			wc_cell		c = f->cells[k];
+
+			c.seq += seq_base;
+			if (wc_sst_builder_add(b, &c) != WC_OK)
+				break;			/* finish reports the first error */
+		}
+finish:
 	memset(&props, 0, sizeof(props));
 	rc = wc_sst_builder_finish(b, &props, err);
 	wc_sst_props_clear(&props);

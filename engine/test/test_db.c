@@ -1544,12 +1544,18 @@ order_cell_cmp(const void *a, const void *b)
  * pass, with nothing to sort), mode 2 with the last cell first and mode 3 with
  * one cell written twice, the second time with another value, right after the
  * first (both found out of order after the scan began: sorted after all).
+ *
+ * Modes 4-6 write whole rows in random order, each row's cells in order (runs,
+ * which bulk.c sorts instead of the cells: sort_runs): mode 4 to one family;
+ * mode 5 too, but every seventh row's q1 cells come after all the rest (two
+ * runs of one row: the cells are sorted after all); mode 6 with q0 to anchor
+ * and q1 to contents (runs of both families, one after the other).
  */
 static void
 test_bulk_order(int mode)
 {
 	static const char *const dirs[] = {"bulk-order", "bulk-in-order", "bulk-last-first",
-	"bulk-twice"};
+	"bulk-twice", "bulk-rows", "bulk-rows-split", "bulk-rows-fams"};
 	char	   *dir = test_tmpdir(dirs[mode]);
 	wc_db	   *db = open_db(dir, fams3, 3, 0);
 	enum
@@ -1613,7 +1619,55 @@ test_bulk_order(int mode)
 			cells[j] = t;
 		}
 	}
-	for (int k = 0; k < n; k++)
+	if (mode >= 4)
+	{
+		/* whole rows in random order: the rows' first cells, shuffled */
+		int		   *starts = malloc(sizeof(int) * (n + 1));
+		int		   *put_order = malloc(sizeof(int) * n);
+		int			nrows = 0,
+					m = 0;
+
+		for (int i = 0; i < n; i++)
+			if (i == 0 || cells[i].row_len != cells[i - 1].row_len ||
+				memcmp(cells[i].row, cells[i - 1].row, cells[i].row_len) != 0)
+				starts[nrows++] = i;
+		starts[nrows] = n;
+		for (int i = nrows - 1; i > 0; i--)
+		{
+			int			j = (int) (test_rand(&rng) % (uint64_t) (i + 1));
+			int			t = starts[i];
+
+			starts[i] = starts[j];
+			starts[j] = t;
+		}
+		for (int pass = 0; pass < 2; pass++)
+			for (int r = 0; r < nrows; r++)
+			{
+				bool		split = mode == 5 && r % 7 == 0;
+				const order_cell *first = &cells[starts[r]];
+
+				/* a row's cells follow each other in cells */
+				for (int i = starts[r]; i < n && cells[i].row_len == first->row_len &&
+					 memcmp(cells[i].row, first->row, first->row_len) == 0; i++)
+				{
+					if ((pass == 1) != (split && cells[i].qual[1] == '1'))
+						continue;
+					put_order[m++] = i;
+				}
+			}
+		CHECK(m == n, "mode %d: every cell put once: %d of %d", mode, m, n);
+		for (int k = 0; k < m; k++)
+		{
+			int			i = put_order[k];
+			const char *fam = mode != 6 || cells[i].qual[1] == '0' ? "anchor" : "contents";
+
+			CHECK_OK(wc_batch_put(b, fam, strlen(fam), cells[i].row, cells[i].row_len, cells[i].qual,
+								  strlen(cells[i].qual), cells[i].ts, "v", 1, &err), &err);
+		}
+		free(starts);
+		free(put_order);
+	}
+	for (int k = 0; k < n && mode < 4; k++)
 	{
 		/* mode 2: the last cell first, then the others in order */
 		int			i = mode == 2 ? (k + n - 1) % n : k;
@@ -1628,12 +1682,12 @@ test_bulk_order(int mode)
 	}
 	tag_state[9] = WC_TXN_COMMITTED;
 	CHECK_OK(wc_db_write(db, &b, 1, 9, false, &err), &err);
-	CHECK(count_ssts(dir) == (mode == 0 ? 1 : 2), "mode %d: the write was a bulk write: %d files",
-		  mode, count_ssts(dir));
+	CHECK(count_ssts(dir) == (mode == 0 || mode == 4 || mode == 5 ? 1 : 2),
+		  "mode %d: the write was a bulk write: %d files", mode, count_ssts(dir));
 	CHECK_OK(wc_db_refresh(db, &err), &err);
 
 	if (mode == 0)
-		qsort(cells, n, sizeof(order_cell), order_cell_cmp);
+		qsort(cells, n, sizeof(order_cell), order_cell_cmp);	/* (modes 4-6 kept them sorted) */
 	wc_scan_opts_init(&o);
 	CHECK_OK(wc_scan_open(db, &o, &s, &err), &err);
 	for (int i = 0; (rc = wc_scan_next(s, &c, &err)) == 1; i++)
@@ -3015,7 +3069,7 @@ main(void)
 	test_ingest();
 	test_ingest_faults();
 	test_ingest_helpers();
-	for (int mode = 0; mode < 4; mode++)
+	for (int mode = 0; mode < 7; mode++)
 		test_bulk_order(mode);
 	open_ingest_bytes = 0;
 	TEST_DONE();
