@@ -146,6 +146,9 @@ wc_db_open(const char *dir, const wc_open_opts *opts, wc_db **out, wc_err *err)
 				rc = wc_err_set(err, WC_NOT_FOUND, "no store in \"%s\"", dir);
 		}
 	}
+	if (rc == WC_OK && opts->row_cache_bytes > 0 &&
+		(db->rowcache = wc_rowcache_new(opts->row_cache_bytes)) == NULL)
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
 	if (rc == WC_OK)
 		rc = wc_db_refresh(db, err);
 	if (rc != WC_OK)
@@ -166,6 +169,7 @@ wc_db_close(wc_db *db)
 	wc_db_detach(db);
 	if (db->watching)
 		wc_env_unwatch(db->dir, db->opts.on_change, db->opts.on_change_arg);
+	wc_rowcache_free(db->rowcache);
 	free(db->fams);
 	free(db->dir);
 	free(db);

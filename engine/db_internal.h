@@ -27,6 +27,7 @@
 #include "log.h"
 #include "manifest.h"
 #include "memtable.h"
+#include "rowcache.h"
 #include "shmt.h"
 #include "sst.h"
 
@@ -168,6 +169,8 @@ struct wc_db
 	wc_file		lockf;
 	wc_shared  *shm;			/* LOCK's shared page, mapped */
 	uint64_t	manifest_gen;	/* shm->manifest_gen when MANIFEST was last checked */
+
+	wc_rowcache *rowcache;		/* opts.row_cache_bytes > 0; rowcache.h */
 
 	wc_manifest manifest;		/* as last read */
 	dev_t		mf_dev;			/* identity of the MANIFEST file read */

@@ -68,6 +68,7 @@ typedef struct source
 	wc_sst	   *sst;			/* NULL for memtables */
 	wc_batch   *batch;			/* a pending batch: its overlay, made when wanted */
 	bool		empty;			/* the batch has nothing of this family */
+	bool		wanted;			/* a sorted file that can matter (sst_wanted) */
 	wc_iter    *iter;
 } source;
 
@@ -79,6 +80,8 @@ typedef struct fam_stream
 	int			nsrc;
 	source	   *src;
 	wc_iter    *merge;			/* over borrowed sources; NULL = empty */
+	wc_iter    *cached;			/* the sorted files' part of a point read, from
+								 * the row cache (cached_row), or NULL */
 
 	int			range_idx;
 	bool		step_first;		/* the merge sits on the cell returned last */
@@ -261,22 +264,145 @@ batch_wanted(const wc_scan *scan, const wc_batch *b)
 	return false;
 }
 
+/* A borrowing iterator over target, or NULL when out of memory. */
+static wc_iter *
+borrow(wc_iter *target)
+{
+	borrow_iter *b = malloc(sizeof(borrow_iter));
+
+	if (b == NULL)
+		return NULL;
+	b->base.ops = &borrow_ops;
+	b->target = target;
+	return &b->base;
+}
+
+/* An iterator over sorted file s for the scan, opened when first wanted; false when out of memory. */
+static bool
+sst_iter_open(wc_scan *scan, source *s)
+{
+	/*
+	 * A scan of row ranges (point reads, joins, short scans) uses the block
+	 * cache; a scan of every row or a bulk one does not: it would push the
+	 * others' blocks out, and reading on from block to block it decompresses
+	 * them faster than it finds them there (the cache's blocks lie apart in
+	 * memory, a cache and TLB miss each; the file's are in a row)
+	 */
+	if (s->iter == NULL &&
+		(s->iter = wc_sst_iter_new_cached(s->sst, &scan->stats,
+										  scan->nranges > 0 && !scan->opts->bulk ?
+										  WC_SST_CACHE_FILL : WC_SST_CACHE_OFF)) == NULL)
+		return false;
+	return true;
+}
+
+/*
+ * A forward point read of one row whose family lies in nfiles >= 2 of the
+ * sorted files: the entries the files hold of the row, from the row cache
+ * (rowcache.h), which a second miss fills with one read of the files; NULL to
+ * read the files as usual (a miss, a row too large to cache, no memory, or an
+ * error of the files, which that read reports).
+ */
+static wc_iter *
+cached_row(wc_scan *scan, fam_stream *fs, int nfiles)
+{
+	const wc_key_range *r = &scan->ranges[0];
+	uint64_t	small[8];
+	uint64_t   *uids = nfiles <= 8 ? small : malloc(sizeof(uint64_t) * (size_t) nfiles);
+	wc_iter   **kids = NULL;
+	wc_iter    *merge,
+			   *it = NULL;
+	wc_rowcache_key key;
+	wc_cell		target;
+	bool		admit;
+	int			n = 0;
+
+	if (uids == NULL)
+		return NULL;
+	for (int i = 0; i < fs->nsrc; i++)
+		if (fs->src[i].sst != NULL && fs->src[i].wanted)
+		{
+			uint64_t	u = wc_sst_uid(fs->src[i].sst);
+			int			j = n++;
+
+			for (; j > 0 && uids[j - 1] > u; j--)
+				uids[j] = uids[j - 1];
+			uids[j] = u;
+		}
+	key.fam = (const uint8_t *) fs->name;
+	key.fam_len = fs->name_len;
+	key.row = r->start;
+	key.row_len = r->start_len;
+	key.uids = uids;
+	key.nuids = n;
+	if ((it = wc_rowcache_get(scan->db->rowcache, &key, &admit)) != NULL)
+		scan->stats.rows_cached++;
+	else if (admit && (kids = calloc((size_t) n, sizeof(wc_iter *))) != NULL)
+	{
+		/* its second miss: the files' entries of the row, merged, into the cache */
+		int			k = 0;
+
+		for (int i = 0; i < fs->nsrc && k < n; i++)
+		{
+			source	   *s = &fs->src[i];
+
+			if (s->sst == NULL || !s->wanted)
+				continue;
+			if (!sst_iter_open(scan, s) || (kids[k] = borrow(s->iter)) == NULL)
+				break;
+			k++;
+		}
+		if (k == n && (merge = wc_merge_iter_new(kids, k)) != NULL)
+		{
+			wc_cell_row_start(&target, r->start, r->start_len);
+			wc_iter_seek(merge, &target);
+			it = wc_rowcache_fill(scan->db->rowcache, &key, merge);
+			wc_iter_close(merge);
+		}
+		else if (k < n)
+			for (int i = 0; i < k; i++)
+				wc_iter_close(kids[i]);
+		free(kids);
+	}
+	if (uids != small)
+		free(uids);
+	return it;
+}
+
 /* (Re)builds the merge of fs over the sources that can matter for the ranges. */
 static int
 stream_build(wc_scan *scan, fam_stream *fs)
 {
 	wc_iter   **children;
-	int			n = 0;
+	int			n = 0,
+				nfiles = 0;
 
 	wc_iter_close(fs->merge);
 	fs->merge = NULL;
-	children = calloc(fs->nsrc > 0 ? fs->nsrc : 1, sizeof(wc_iter *));
+	wc_iter_close(fs->cached);
+	fs->cached = NULL;
+	children = calloc(fs->nsrc + 1, sizeof(wc_iter *));
 	if (children == NULL)
 		return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
 	for (int i = 0; i < fs->nsrc; i++)
 	{
 		source	   *s = &fs->src[i];
-		borrow_iter *b;
+
+		if (s->sst == NULL)
+			continue;
+		scan->stats.files_total++;
+		if ((s->wanted = sst_wanted(scan, fs, s->sst)))
+		{
+			scan->stats.files_read++;
+			nfiles++;
+		}
+	}
+	if (nfiles >= 2 && scan->db->rowcache != NULL && scan->points && scan->nranges == 1 &&
+		!scan->reverse && !scan->opts->bulk)
+		fs->cached = cached_row(scan, fs, nfiles);
+	for (int i = 0; i < fs->nsrc; i++)
+	{
+		source	   *s = &fs->src[i];
 
 		if (s->batch)
 		{
@@ -300,29 +426,19 @@ stream_build(wc_scan *scan, fam_stream *fs)
 		}
 		else if (s->sst)
 		{
-			scan->stats.files_total++;
-			if (!sst_wanted(scan, fs, s->sst))
+			if (!s->wanted || fs->cached != NULL)
 				continue;
-			scan->stats.files_read++;
-			/*
-			 * A scan of row ranges (point reads, joins, short scans) uses the
-			 * block cache; a scan of every row or a bulk one does not: it
-			 * would push the others' blocks out, and reading on from block to
-			 * block it decompresses them faster than it finds them there
-			 * (the cache's blocks lie apart in memory, a cache and TLB miss
-			 * each; the file's are in a row)
-			 */
-			if (s->iter == NULL &&
-				(s->iter = wc_sst_iter_new_cached(s->sst, &scan->stats,
-												  scan->nranges > 0 && !scan->opts->bulk ?
-												  WC_SST_CACHE_FILL : WC_SST_CACHE_OFF)) == NULL)
+			if (!sst_iter_open(scan, s))
 				goto oom;
 		}
-		if ((b = malloc(sizeof(borrow_iter))) == NULL)
+		if ((children[n] = borrow(s->iter)) == NULL)
 			goto oom;
-		b->base.ops = &borrow_ops;
-		b->target = s->iter;
-		children[n++] = &b->base;
+		n++;
+	}
+	if (fs->cached != NULL && (children[n++] = borrow(fs->cached)) == NULL)
+	{
+		n--;
+		goto oom;
 	}
 	if (n > 0 && (fs->merge = wc_merge_iter_new(children, n)) == NULL)
 	{
@@ -400,6 +516,7 @@ static void
 stream_free(fam_stream *fs)
 {
 	wc_iter_close(fs->merge);
+	wc_iter_close(fs->cached);
 	for (int i = 0; i < fs->nsrc; i++)
 		wc_iter_close(fs->src[i].iter);
 	free(fs->src);

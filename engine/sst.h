@@ -115,6 +115,10 @@ void		wc_sst_unref(wc_sst *s);
 const wc_sst_props *wc_sst_get_props(const wc_sst *s);
 const char *wc_sst_name(const wc_sst *s);
 
+/* A number no other wc_sst opened in this process has had or will have: what
+ * was read from this one is known by it (the row cache, rowcache.h). */
+uint64_t	wc_sst_uid(const wc_sst *s);
+
 /* False only if no entry of row can be in the file (bloom filter and row range). */
 bool		wc_sst_may_contain_row(const wc_sst *s, const uint8_t *row, size_t row_len);
 

@@ -55,6 +55,7 @@ typedef struct idx_entry
 struct wc_sst
 {
 	int			refs;
+	uint64_t	uid;			/* wc_sst_uid */
 	wc_file		file;
 	uint64_t	file_size;
 	uint64_t	data_end;		/* where the data blocks end (the filter's offset) */
@@ -845,6 +846,9 @@ sst_load(wc_sst *s, wc_err *err)
 	return rc;
 }
 
+/* The last uid given out (wc_sst_uid). */
+static uint64_t last_uid;
+
 int
 wc_sst_open(const char *dir, const char *name, wc_sst **out, wc_err *err)
 {
@@ -855,6 +859,7 @@ wc_sst_open(const char *dir, const char *name, wc_sst **out, wc_err *err)
 	if (s == NULL)
 		return wc_err_set(err, WC_NOMEM, "out of memory opening sorted file \"%s\"", name);
 	s->refs = 1;
+	s->uid = __atomic_add_fetch(&last_uid, 1, __ATOMIC_RELAXED);
 	if ((rc = wc_file_open(dir, name, WC_OPEN_READ, &s->file, err)) != WC_OK)
 	{
 		free(s);
@@ -886,6 +891,12 @@ const wc_sst_props *
 wc_sst_get_props(const wc_sst *s)
 {
 	return &s->props;
+}
+
+uint64_t
+wc_sst_uid(const wc_sst *s)
+{
+	return s->uid;
 }
 
 const char *

@@ -247,6 +247,12 @@ typedef struct wc_open_opts
 	 * empty until it does; create_if_missing is ignored.
 	 */
 	bool		read_only;
+	/*
+	 * Point reads of a row in two or more sorted files keep the row's entries
+	 * merged from them in a cache of this handle of at most this many bytes
+	 * (rowcache.h); 0 = none.
+	 */
+	size_t		row_cache_bytes;
 } wc_open_opts;
 
 typedef struct wc_db wc_db;
@@ -558,6 +564,9 @@ typedef struct wc_scan_stats
 	uint64_t	cells_returned;
 	uint64_t	seeks;			/* range starts positioned (reversed scans:
 								 * rows positioned) */
+	uint64_t	rows_cached;	/* a family of a row read from the row cache
+								 * (wc_open_opts.row_cache_bytes) instead of its
+								 * files */
 } wc_scan_stats;
 
 typedef struct wc_scan wc_scan;

@@ -82,6 +82,7 @@ static int	wcfdw_bulk_write_kb = 4096;
 int			wcfdw_max_remembered_commits = 100000;
 int			wcfdw_session_memory_kb = 65536;
 int			wcfdw_max_row_locks = 1000;
+int			wcfdw_row_cache_kb = 8192;
 
 #define WCFDW_DEFAULT_MAX_VERSIONS 3
 
@@ -1042,6 +1043,13 @@ wcfdw_option_init(void)
 							&wcfdw_max_row_locks,
 							1000, -1, INT_MAX,
 							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("widecol_fdw.row_cache_size",
+							"Memory a session keeps per widecol table for rows that point reads found in several sorted files.",
+							"Such a row's entries from those files are read once more from it until a flush or compaction changes the files. Taken when the session opens the table. 0 turns it off.",
+							&wcfdw_row_cache_kb,
+							8192, 0, INT_MAX / 1024,
+							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("widecol_fdw");
 }

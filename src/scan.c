@@ -136,6 +136,7 @@ wcfdw_add_stats(wc_scan_stats *to, const wc_scan_stats *s)
 	to->cells_scanned += s->cells_scanned;
 	to->cells_returned += s->cells_returned;
 	to->seeks += s->seeks;
+	to->rows_cached += s->rows_cached;
 }
 
 /*
@@ -1401,6 +1402,9 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 				appendStringInfo(es->str, "Block Cache: hit=" UINT64_FORMAT
 								 " miss=" UINT64_FORMAT "\n",
 								 st.blocks_cached, st.blocks_read - st.blocks_cached);
+				/* the session's own (widecol_fdw.row_cache_size) */
+				appendStringInfoSpaces(es->str, es->indent * 2);
+				appendStringInfo(es->str, "Row Cache: hit=" UINT64_FORMAT "\n", st.rows_cached);
 			}
 		}
 		else
@@ -1411,7 +1415,10 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 			ExplainPropertyUInteger("Files Skipped by Bloom", NULL, st.files_skipped_bloom, es);
 			ExplainPropertyUInteger("Blocks Read", NULL, st.blocks_read, es);
 			if (es->buffers)
+			{
 				ExplainPropertyUInteger("Blocks Cached", NULL, st.blocks_cached, es);
+				ExplainPropertyUInteger("Rows Cached", NULL, st.rows_cached, es);
+			}
 			ExplainPropertyUInteger("Cells Scanned", NULL, st.cells_scanned, es);
 			ExplainPropertyUInteger("Seeks", NULL, st.seeks, es);
 		}

@@ -383,6 +383,7 @@ wcfdw_store_open(WcFdwStore *s, Relation rel, const WcFdwTableOptions *opts, cha
 	oo.interrupt = wcfdw_interrupt;
 	oo.horizon = wcfdw_horizon;
 	oo.recent_max = (uint32) wcfdw_max_remembered_commits;
+	oo.row_cache_bytes = (size_t) wcfdw_row_cache_kb * 1024;
 	if (s->logged && !s->read_only)
 	{
 		oo.on_change = wcfdw_wal_change;

@@ -205,6 +205,7 @@ extern uint64_t wcfdw_horizon(void *arg);
 extern uint64_t wcfdw_full_xid(TransactionId xid);
 extern int	wcfdw_max_remembered_commits;
 extern int	wcfdw_session_memory_kb;
+extern int	wcfdw_row_cache_kb;
 extern int	wcfdw_max_row_locks;
 
 /* A scan's snapshot, for wcfdw_tag_visible (the engine's tag_visible callback). */
