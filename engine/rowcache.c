@@ -14,6 +14,7 @@
 
 #include "bloom.h"
 #include "cell.h"
+#include "env.h"
 #include "err.h"
 
 #define GHOSTS			4096	/* recent misses remembered (a power of 2) */
@@ -49,7 +50,7 @@ struct wc_rowcache
 	uint64_t	ghosts[GHOSTS];
 	/* a fill's scratch: the cells, their bytes at offsets in bytes */
 	wc_cell    *cells;
-	size_t		cells_cap;
+	size_t		cells_cap;		/* cells */
 	uint8_t    *bytes;
 	size_t		bytes_cap;
 };
@@ -314,23 +315,6 @@ grow(wc_rowcache *rc)
 	return true;
 }
 
-static bool
-scratch_reserve(void **buf, size_t *cap, size_t need)
-{
-	size_t		c = *cap ? *cap : 1024;
-	void	   *p;
-
-	if (need <= *cap)
-		return true;
-	while (c < need)
-		c *= 2;
-	if ((p = realloc(*buf, c)) == NULL)
-		return false;
-	*buf = p;
-	*cap = c;
-	return true;
-}
-
 wc_iter *
 wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from)
 {
@@ -353,8 +337,8 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from)
 		if (wc_row_cmp(c->row, c->row_len, key->row, key->row_len) != 0)
 			break;
 		if ((ncells + 1) * sizeof(wc_cell) + nbytes + c->qual_len + c->val_len > rc->max_entry ||
-			!scratch_reserve((void **) &rc->cells, &rc->cells_cap, (ncells + 1) * sizeof(wc_cell)) ||
-			!scratch_reserve((void **) &rc->bytes, &rc->bytes_cap, nbytes + c->qual_len + c->val_len + 1))
+			!wc_array_reserve(&rc->cells, &rc->cells_cap, ncells + 1, sizeof(wc_cell)) ||
+			!wc_buf_reserve(&rc->bytes, &rc->bytes_cap, nbytes + c->qual_len + c->val_len + 1))
 			return NULL;
 		d = &rc->cells[ncells++];
 		*d = *c;

@@ -277,7 +277,7 @@ borrow(wc_iter *target)
 	return &b->base;
 }
 
-/* An iterator over sorted file s for the scan, opened when first wanted; false when out of memory. */
+/* Opens s's iterator for the scan unless it is open; false when out of memory. */
 static bool
 sst_iter_open(wc_scan *scan, source *s)
 {

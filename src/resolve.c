@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "access/twophase.h"
 #include "access/xlog.h"
 #include "access/xact.h"
 #include "miscadmin.h"
@@ -70,8 +71,11 @@ wcfdw_resolve_xid(uint64 tag)
 		 * PGPROC is a dummy with pid 0); asked twice, since one that just ended
 		 * has no backend either.  A standby knows no backends of the primary:
 		 * only a flush tells the two states apart, and a standby never flushes.
+		 * With max_prepared_transactions 0 (the default) none can be prepared:
+		 * no second scan of the procs, which a refresh would make for every
+		 * record of every concurrent writer.
 		 */
-		if (!RecoveryInProgress() && BackendXidGetPid(xid) == 0 &&
+		if (max_prepared_xacts > 0 && !RecoveryInProgress() && BackendXidGetPid(xid) == 0 &&
 			TransactionIdIsInProgress(xid))
 			return WC_TXN_PREPARED;
 		return WC_TXN_IN_PROGRESS;
