@@ -1046,7 +1046,7 @@ wcfdw_option_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("widecol_fdw.row_cache_size",
 							"Memory a session keeps per widecol table for rows that point reads found in several sorted files.",
-							"Such a row's entries from those files are read once more from it until a flush or compaction changes the files. Taken when the session opens the table. 0 turns it off.",
+							"A point read of such a row takes it from there until a flush or compaction changes the files. Taken when the session opens the table; 0 turns it off.",
 							&wcfdw_row_cache_kb,
 							8192, 0, INT_MAX / 1024,
 							PGC_USERSET, GUC_UNIT_KB,
