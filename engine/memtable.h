@@ -72,4 +72,14 @@ bool		wc_memtable_has_range_tombstones(const wc_memtable *mt);
 /* An iterator holding a reference on mt; NULL when out of memory. */
 wc_iter    *wc_memtable_iter_new(wc_memtable *mt);
 
+/*
+ * Confines it, an iterator of wc_memtable_iter_new, to the entries of one row
+ * (a point read): it then ends where the row ends, and a seek before the row
+ * finds the row's first entry, without a search of the skiplist (the memtable's
+ * row index).  False when mt holds nothing of row: the caller leaves the
+ * memtable out (the iterator is then at its end, whatever the seek).  row NULL
+ * frees it of that.  Unpositioned after either.
+ */
+bool		wc_memtable_iter_confine(wc_iter *it, const uint8_t *row, size_t row_len);
+
 #endif

@@ -376,6 +376,7 @@ stream_build(wc_scan *scan, fam_stream *fs)
 	wc_iter   **children;
 	int			n = 0,
 				nfiles = 0;
+	bool		confine;		/* a forward read of one rowkey */
 
 	wc_iter_close(fs->merge);
 	fs->merge = NULL;
@@ -397,8 +398,8 @@ stream_build(wc_scan *scan, fam_stream *fs)
 			nfiles++;
 		}
 	}
-	if (nfiles >= 2 && scan->db->rowcache != NULL && scan->points && scan->nranges == 1 &&
-		!scan->reverse && !scan->opts->bulk)
+	confine = scan->points && scan->nranges == 1 && !scan->reverse;
+	if (nfiles >= 2 && scan->db->rowcache != NULL && confine && !scan->opts->bulk)
 		fs->cached = cached_row(scan, fs, nfiles);
 	for (int i = 0; i < fs->nsrc; i++)
 	{
@@ -431,6 +432,12 @@ stream_build(wc_scan *scan, fam_stream *fs)
 			if (!sst_iter_open(scan, s))
 				goto oom;
 		}
+		/* a memtable (a log's, or a batch's overlay): a point read asks its row
+		 * index, and leaves it out when the row is not there */
+		if (s->sst == NULL &&
+			!wc_memtable_iter_confine(s->iter, confine ? scan->ranges[0].start : NULL,
+									  confine ? scan->ranges[0].start_len : 0))
+			continue;
 		if ((children[n] = borrow(s->iter)) == NULL)
 			goto oom;
 		n++;

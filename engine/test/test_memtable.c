@@ -643,6 +643,180 @@ test_versions(void)
 	free(ref);
 }
 
+/*
+ * it is at the entry of row ref[pos] confined to row (the end when pos is n or
+ * ref[pos] is in another row), and so are the next two steps.
+ */
+static bool
+confined_at(wc_iter *it, const tcell *ref, int n, int pos, const uint8_t *row, size_t len)
+{
+	for (int j = 0; j < 3; j++, pos++)
+	{
+		if (pos >= n || ref[pos].c.row_len != len || memcmp(ref[pos].c.row, row, len) != 0)
+			return !wc_iter_valid(it);
+		if (!wc_iter_valid(it) || !same_cell(wc_iter_cell(it), &ref[pos].c))
+			return false;
+		wc_iter_next(it);
+	}
+	return true;
+}
+
+/*
+ * Iterators confined to a row (point reads, by the row index): thousands of rows
+ * added in random order (a row's first node changes as columns that sort first
+ * arrive, the index grows from 64 buckets to 4,096), and at five points on the
+ * way every row and rows that are not there: the row's entries, nothing more,
+ * seeks from anywhere to anywhere (before the row, in it, after it), seek_first,
+ * seek_row_before, and the same iterator confined again and freed of it.
+ */
+static void
+test_confined(void)
+{
+	enum
+	{
+		N = 30000,
+		ROWS = 3000
+	};
+	tcell	   *cells = malloc(sizeof(tcell) * N);
+	tcell	   *ref = malloc(sizeof(tcell) * N);
+	wc_memtable *mt = wc_memtable_new();
+	wc_iter    *it = wc_memtable_iter_new(mt);
+	wc_err		err;
+	int			bad_add = 0,
+				bad_rows = 0,
+				bad_seeks = 0,
+				bad_absent = 0,
+				bad_other = 0,
+				checked = 0;
+
+	wc_err_clear(&err);
+	for (int i = 0; i < N; i++)
+	{
+		uint32_t	r = (uint32_t) (test_rand(&rnd) % ROWS);
+
+		make_cell(&cells[i], (uint64_t) i + 1);
+		/* rows "r" + two bytes, of which some end in a zero byte; odd ones absent */
+		cells[i].row[0] = 'r';
+		cells[i].row[1] = (uint8_t) (r / 64);
+		cells[i].row[2] = (uint8_t) ((r % 64) * 2);
+		cells[i].c.row_len = 3;
+		if (wc_memtable_add(mt, &cells[i].c, &err) != WC_OK)
+			bad_add++;
+		if (i + 1 == 100 || i + 1 == 1000 || i + 1 == 5000 || i + 1 == 12000 || i + 1 == N)
+		{
+			int			n = i + 1;
+
+			memcpy(ref, cells, sizeof(tcell) * n);
+			qsort(ref, n, sizeof(tcell), cmp_tcell);
+			for (uint32_t r = 0; r < ROWS; r++)
+			{
+				uint8_t		row[3] = {'r', (uint8_t) (r / 64), (uint8_t) ((r % 64) * 2)};
+				uint8_t		odd[3] = {'r', (uint8_t) (r / 64), (uint8_t) ((r % 64) * 2 + 1)};
+				wc_cell		start;
+				int			lo;
+
+				wc_cell_row_start(&start, row, 3);
+				lo = lower_bound(ref, n, &start);
+				if (lo == n || ref[lo].c.row_len != 3 || memcmp(ref[lo].c.row, row, 3) != 0)
+				{
+					bad_absent += wc_memtable_iter_confine(it, row, 3);
+					wc_iter_seek_first(it);
+					bad_absent += wc_iter_valid(it);
+					wc_iter_seek(it, &start);
+					bad_absent += wc_iter_valid(it);
+					continue;
+				}
+				bad_absent += wc_memtable_iter_confine(it, odd, 3);
+				if (!wc_memtable_iter_confine(it, row, 3))
+				{
+					bad_rows++;
+					continue;
+				}
+				checked++;
+				/* the whole row from its start, and nothing after it */
+				wc_iter_seek(it, &start);
+				for (int p = lo;; p++)
+				{
+					bool		in = p < n && ref[p].c.row_len == 3 && memcmp(ref[p].c.row, row, 3) == 0;
+
+					if (!in)
+					{
+						bad_rows += wc_iter_valid(it);
+						break;
+					}
+					if (!wc_iter_valid(it) || !same_cell(wc_iter_cell(it), &ref[p].c))
+					{
+						bad_rows++;
+						break;
+					}
+					wc_iter_next(it);
+				}
+				wc_iter_seek_first(it);
+				bad_other += !confined_at(it, ref, n, lo, row, 3);
+
+				/* seeks: an entry of the row or near it, a later version, a column's
+				 * end, any entry at all; from where the last one left it */
+				for (int k = 0; k < (r % 10 == 0 ? 40 : 4); k++)
+				{
+					int			how = (int) (test_rand(&rnd) % 5),
+								pos = lo + (int) (test_rand(&rnd) % 12) - 4;
+					wc_cell		t;
+
+					if (how == 4 || pos < 0 || pos >= n)
+						pos = (int) (test_rand(&rnd) % n);
+					t = ref[pos].c;
+					t.val = NULL;
+					t.val_len = 0;
+					if (how == 1 && t.type != WC_TYPE_DEL_COLUMN)
+						t.ts -= (int64_t) (test_rand(&rnd) % 3);
+					else if (how == 2)
+					{
+						t.type = WC_TYPE_PUT;
+						t.ts = INT64_MIN;
+						t.seq = 0;
+					}
+					/* before the row: the row's first entry */
+					pos = lower_bound(ref, n, &t);
+					wc_iter_seek(it, &t);
+					bad_seeks += !confined_at(it, ref, n, pos > lo ? pos : lo, row, 3);
+				}
+
+				/* seek_row_before past the row's end: the row's first entry */
+				{
+					uint8_t		after[4] = {'r', row[1], row[2], 0};
+					wc_cell		t;
+
+					wc_cell_row_start(&t, after, 4);
+					wc_iter_seek_row_before(it, &t);
+					bad_other += !confined_at(it, ref, n, lo, row, 3);
+				}
+			}
+			/* freed of it: every entry again */
+			wc_memtable_iter_confine(it, NULL, 0);
+			{
+				int			p = 0;
+
+				for (wc_iter_seek_first(it); wc_iter_valid(it) && p < n; wc_iter_next(it), p++)
+					bad_other += !same_cell(wc_iter_cell(it), &ref[p].c);
+				bad_other += p != n || wc_iter_valid(it);
+			}
+		}
+	}
+	CHECK(bad_add == 0, "%d adds failed: %s", bad_add, err.msg);
+	CHECK(checked > ROWS, "%d rows checked", checked);
+	CHECK(bad_rows == 0, "%d confined rows read wrong", bad_rows);
+	CHECK(bad_seeks == 0, "%d confined seeks went wrong", bad_seeks);
+	CHECK(bad_absent == 0, "%d absent rows were found", bad_absent);
+	CHECK(bad_other == 0, "%d confined seek_first, seek_row_before or full reads went wrong",
+		  bad_other);
+	wc_iter_close(it);
+	for (int i = 0; i < N; i++)
+		free(cells[i].val);
+	free(cells);
+	free(ref);
+	wc_memtable_unref(mt);
+}
+
 int
 main(void)
 {
@@ -651,6 +825,7 @@ main(void)
 	test_random();
 	test_ordered_inserts();
 	test_versions();
+	test_confined();
 	test_iter_across_inserts();
 	test_big_values();
 	test_row_cmp();
