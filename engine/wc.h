@@ -631,7 +631,9 @@ int			wc_db_compact(wc_db *db, wc_err *err);
 /*
  * Opportunistic housekeeping without waiting: flushes logs that are full and
  * resolved, runs a minor compaction where a family has too many files, removes
- * files nothing refers to.  Returns WC_OK when it did nothing.
+ * files nothing refers to.  Decides on the handle's view as of its last refresh
+ * or write (refresh first for the latest), and refreshes after a flush or a
+ * compaction.  Returns WC_OK when it did nothing.
  */
 int			wc_db_maintain(wc_db *db, wc_err *err);
 

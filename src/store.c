@@ -536,6 +536,10 @@ wcfdw_store_refresh(WcFdwStore *s)
 	wc_err		err;
 	int			rc;
 
+	wc_err_clear(&err);
+	rc = wc_db_refresh(s->db, &err);
+	wcfdw_check(rc, &err, "refresh", s->relname);
+	/* on that view; it refreshes again only after a flush or compaction */
 	if (s->needs_maintain && !s->read_only)
 	{
 		s->needs_maintain = false;
@@ -548,9 +552,6 @@ wcfdw_store_refresh(WcFdwStore *s)
 			wcfdw_engine_error(WARNING, rc, &err, "maintain", s->relname);
 		}
 	}
-	wc_err_clear(&err);
-	rc = wc_db_refresh(s->db, &err);
-	wcfdw_check(rc, &err, "refresh", s->relname);
 }
 
 /*
