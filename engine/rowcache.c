@@ -16,6 +16,7 @@
 #include "cell.h"
 #include "env.h"
 #include "err.h"
+#include "visible.h"
 
 #define GHOSTS			4096	/* recent misses remembered (a power of 2) */
 #define MIN_BUCKETS		64
@@ -316,7 +317,7 @@ grow(wc_rowcache *rc)
 }
 
 wc_iter *
-wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from)
+wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_vis *keep)
 {
 	size_t		ncells = 0,
 				nbytes = 0,
@@ -336,6 +337,15 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from)
 
 		if (wc_row_cmp(c->row, c->row_len, key->row, key->row_len) != 0)
 			break;
+		if (keep != NULL)
+		{
+			int			verdict = wc_vis_step(keep, c);
+
+			if (verdict < 0)
+				return NULL;
+			if (verdict != WC_VIS_EMIT)
+				continue;
+		}
 		if ((ncells + 1) * sizeof(wc_cell) + nbytes + c->qual_len + c->val_len > rc->max_entry ||
 			!wc_array_reserve(&rc->cells, &rc->cells_cap, ncells + 1, sizeof(wc_cell)) ||
 			!wc_buf_reserve(&rc->bytes, &rc->bytes_cap, nbytes + c->qual_len + c->val_len + 1))

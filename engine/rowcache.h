@@ -77,9 +77,12 @@ wc_iter    *wc_rowcache_get(wc_rowcache *rc, const wc_rowcache_key *key, bool *a
  * positioned at the row's first entry, up to the row's end, and returns an
  * iterator over them; NULL when the row is too large to cache (more than an
  * eighth of the budget), memory runs out or from fails (its status tells),
- * with from left anywhere.
+ * with from left anywhere.  With keep, only the entries it emits (a
+ * compaction's rules: what no reader can see is left out; visible.h).
  */
-wc_iter    *wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from);
+struct wc_vis;
+wc_iter    *wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from,
+							 struct wc_vis *keep);
 
 void		wc_rowcache_get_stats(const wc_rowcache *rc, wc_rowcache_stats *stats);
 

@@ -297,6 +297,38 @@ sst_iter_open(wc_scan *scan, source *s)
 }
 
 /*
+ * What of a row's entries in the sorted files the row cache keeps: what a
+ * compaction of those files would write, tombstones kept as a compaction of some
+ * of a row's files keeps them (rules.partial; the readers of these files would
+ * not miss them, but they are few and it is the rule whose proof is written
+ * down, visible.h).  So a column updated in every file since
+ * the last compaction is one entry there, not one per file, and a hit costs what
+ * a read of one file does.  What is dropped, no reader of these files sees:
+ * entries of other sources (files left out by sst_wanted, which hold nothing of
+ * the row the reader can see; memtables; pending writes) can only mask more and
+ * take more places among max_versions (visible.h).  The entries written by
+ * transactions some snapshot may not see (above keep_above: the version's
+ * remembered records) are kept and decide nothing, as in a compaction; the rest
+ * are seen by every snapshot there is or will be.  Expired versions are kept: a
+ * scan that began earlier may still see them (they are older than those kept in
+ * their place, so nothing is dropped for them).
+ */
+static void
+cache_rules(const wc_scan *scan, const fam_stream *fs, wc_vis_rules *rules)
+{
+	uint64_t	min_seq;
+
+	wc_vis_rules_init(rules);
+	rules->mode = WC_VIS_COMPACT;
+	rules->partial = true;
+	rules->trunc = scan->trunc;
+	rules->max_versions = fs->vis.rules.max_versions;
+	if (scan->db->opts.horizon != NULL &&
+		(min_seq = wc_recent_min_seq(&scan->v->recent)) != UINT64_MAX)
+		rules->keep_above = min_seq - 1;
+}
+
+/*
  * A forward point read of one row whose family lies in nfiles >= 2 of the
  * sorted files: the entries the files hold of the row, from the row cache
  * (rowcache.h), which a second miss fills with one read of the files; NULL to
@@ -354,10 +386,15 @@ cached_row(wc_scan *scan, fam_stream *fs, int nfiles)
 		}
 		if (k == n && (merge = wc_merge_iter_new(kids, k)) != NULL)
 		{
+			wc_vis		keep;
+
+			cache_rules(scan, fs, &keep.rules);
+			wc_vis_init(&keep, &keep.rules);
 			wc_cell_row_start(&target, r->start, r->start_len);
 			wc_iter_seek(merge, &target);
-			it = wc_rowcache_fill(scan->db->rowcache, &key, merge);
+			it = wc_rowcache_fill(scan->db->rowcache, &key, merge, &keep);
 			wc_iter_close(merge);
+			wc_vis_free(&keep);
 		}
 		else if (k < n)
 			for (int i = 0; i < k; i++)

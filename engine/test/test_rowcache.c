@@ -37,6 +37,24 @@ resolve_tag(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err)
 	return WC_OK;
 }
 
+/* The horizon (test_differential with snapshots): committed tags below it are
+ * seen by every snapshot; 0: the store is opened without one. */
+static uint64_t horizon;
+
+static uint64_t
+horizon_now(void *arg)
+{
+	return horizon;
+}
+
+/* A snapshot: it sees the committed tags below *xmin (and the small ones). */
+static int
+snap_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err)
+{
+	*visible = committed && (tag < 64 || tag < *(const uint64_t *) arg);
+	return WC_OK;
+}
+
 static wc_db *
 open_db(const char *dir, size_t cache_bytes)
 {
@@ -53,6 +71,8 @@ open_db(const char *dir, size_t cache_bytes)
 	o.resolve = resolve_tag;
 	o.ingest_bytes = SIZE_MAX;
 	o.row_cache_bytes = cache_bytes;
+	if (horizon != 0)
+		o.horizon = horizon_now;
 	wc_err_clear(&err);
 	rc = wc_db_open(dir, &o, &db, &err);
 	CHECK_OK(rc, &err);
@@ -134,12 +154,12 @@ random_change(wc_batch *b, uint64_t *seed, int round, int i)
 }
 
 static void
-test_differential(void)
+test_differential(bool snapshots)
 {
-	char	   *dir = test_tmpdir("rowcache-diff");
-	wc_db	   *w = open_db(dir, 0);
-	wc_db	   *plain = open_db(dir, 0);
-	wc_db	   *cached = open_db(dir, 24 << 10);
+	char	   *dir = test_tmpdir(snapshots ? "rowcache-snap" : "rowcache-diff");
+	wc_db	   *w;
+	wc_db	   *plain;
+	wc_db	   *cached;
 	wc_batch   *b = wc_batch_new();
 	wc_batch   *mine = wc_batch_new();
 	uint64_t	seed = 20261126;
@@ -151,11 +171,21 @@ test_differential(void)
 
 	wc_err_clear(&err);
 	memset(tag_state, 0, sizeof(tag_state));
+	horizon = snapshots ? 1000 : 0;
+	w = open_db(dir, 0);
+	plain = open_db(dir, 0);
+	cached = open_db(dir, 24 << 10);
 	for (int round = 0; round < 300; round++)
 	{
-		/* a batch of changes: committed, or (tags 10-19) left in progress for a while */
-		uint64_t	tag = round % 7 == 3 ? 10 + (uint64_t) (round % 10) : 0;
+		/* a batch of changes: committed (with snapshots, tagged 1000 + round), or
+		 * (tags 10-19) left in progress for a while */
+		uint64_t	tag = round % 7 == 3 ? 10 + (uint64_t) (round % 10) :
+			snapshots ? 1000 + (uint64_t) round : 0;
 		bool		busy = false;
+
+		/* snapshots as old as fifteen commits: the horizon lags behind */
+		if (snapshots && round > 15)
+			horizon = 1000 + (uint64_t) round - 15;
 
 		if (tag != 0)
 			tag_state[tag] = WC_TXN_IN_PROGRESS;
@@ -195,6 +225,7 @@ test_differential(void)
 			wc_scan_opts o;
 			wc_scan_stats st;
 			int			which = (int) (rnd(&seed) % 4);
+			uint64_t	xmin = horizon + rnd(&seed) % (1000 + (uint64_t) round + 2 - horizon);
 
 			/* popular rows more often, as YCSB's */
 			snprintf(row, sizeof(row), "r%02d", (int) (rnd(&seed) % (rnd(&seed) % 2 ? 5 : 30)));
@@ -230,6 +261,13 @@ test_differential(void)
 				o.pending = &mine;
 				o.npending = 1;
 			}
+			if (snapshots)
+			{
+				/* a snapshot between the horizon and now, both readers */
+				o.tag_visible = snap_visible;
+				o.tag_visible_arg = &xmin;
+				o.snapshot_min = horizon;
+			}
 			render(plain, &o, a, sizeof(a), NULL);
 			/* read twice by the cached handle: the second may be a hit */
 			for (int k = 0; k < 2; k++)
@@ -259,6 +297,7 @@ test_differential(void)
 	wc_db_close(w);
 	wc_db_close(plain);
 	wc_db_close(cached);
+	horizon = 0;
 }
 
 /* Puts row's qualifiers q0..q{n-1} at ts with values of len bytes, then flushes: a file. */
@@ -431,7 +470,8 @@ int
 main(void)
 {
 	t_name = "test_rowcache";
-	test_differential();
+	test_differential(false);
+	test_differential(true);
 	test_pinned();
 	test_limits();
 	TEST_DONE();
