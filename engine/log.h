@@ -61,6 +61,13 @@ int			wc_log_read(wc_log_reader *r, const uint8_t **payload, size_t *len,
 void		wc_log_reader_set_map(wc_log_reader *r, const uint8_t *addr, size_t len);
 
 /*
+ * Tells the reader that its file's bytes below end are whole records nobody will
+ * cut (the end a writer published after its append, DESIGN.md "Writing"): those
+ * in the mapping are checked and returned where they lie, without a read.
+ */
+void		wc_log_reader_set_whole(wc_log_reader *r, uint64_t end);
+
+/*
  * Frees the reader's buffers (its read-ahead window and the copy of a record larger
  * than that), which the last record returned lives in: for a reader idle until its
  * log grows again, so that a process reading many logs does not keep a buffer of

@@ -914,6 +914,14 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 	{
 		if (size <= lm->valid_end)
 			return WC_OK;
+		/*
+		 * Writers publish an end only after their append, and cut a log only
+		 * above it (a torn tail, a failed append).  Not so a standby's copy,
+		 * where redo may cut what it wrote before (read_only handles read it):
+		 * there a record is read, so that a cut gives a short read, not a fault.
+		 */
+		if (!db->opts.read_only)
+			wc_log_reader_set_whole(lm->reader, size);
 	}
 	else
 	{

@@ -27,6 +27,14 @@
  */
 #define T_MAP_LEN	((size_t) 64 << 20)
 static bool t_map;
+
+/*
+ * With t_whole too, readers are told that the file's bytes at their making are
+ * whole records (as the end a writer published: wc_log_reader_set_whole), which
+ * they then read in the mapping; damage there must still be found and reported
+ * as by reads.
+ */
+static bool t_whole;
 static struct
 {
 	wc_log_reader *r;
@@ -44,6 +52,13 @@ t_reader_new(wc_file *f, uint64_t off)
 	if (r == NULL || !t_map || wc_file_map(f, T_MAP_LEN, &addr, &err) != WC_OK || addr == NULL)
 		return r;
 	wc_log_reader_set_map(r, addr, T_MAP_LEN);
+	if (t_whole)
+	{
+		uint64_t	size = 0;
+
+		if (wc_file_size(f, &size, &err) == WC_OK)
+			wc_log_reader_set_whole(r, size);
+	}
 	for (int i = 0; i < 8; i++)
 		if (t_maps[i].r == NULL)
 		{
@@ -1001,6 +1016,13 @@ main(void)
 	t_map = true;
 	test_roundtrip();
 	test_recovery();
+	test_concurrent();
+	test_large_records();
+	/* and with the bytes there at their making read in the mapping */
+	t_whole = true;
+	test_roundtrip();
+	test_recovery();
+	test_corruption();
 	test_concurrent();
 	test_large_records();
 	TEST_DONE();
