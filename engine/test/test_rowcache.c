@@ -187,7 +187,7 @@ test_differential(bool snapshots)
 		if (snapshots && round > 15)
 			horizon = 1000 + (uint64_t) round - 15;
 
-		if (tag != 0)
+		if (tag != 0 && tag < 64)
 			tag_state[tag] = WC_TXN_IN_PROGRESS;
 		for (int i = 0; i < 12; i++)
 			random_change(b, &seed, round, i);
