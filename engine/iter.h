@@ -59,4 +59,11 @@ static inline void wc_iter_close(wc_iter *it) { if (it) it->ops->close(it); }
  */
 wc_iter    *wc_merge_iter_new(wc_iter **children, int n);
 
+/*
+ * The same over children it does not own: they stay open when it is closed (or
+ * when it cannot be made), for their owner to seek again and close.  A merge of
+ * one child too.
+ */
+wc_iter    *wc_merge_iter_new_borrowing(wc_iter **children, int n);
+
 #endif

@@ -36,7 +36,8 @@ typedef struct merge_iter
 	int			size;			/* valid children, in heap[0..size-1] */
 	bool		failed;
 	bool		forward;		/* positioned by seek or seek_first, then next only */
-	wc_iter   **kids;			/* every child, owned */
+	bool		owns;			/* closes its children */
+	wc_iter   **kids;			/* every child */
 	merge_ent  *heap;
 	wc_err		err;			/* the first child error */
 } merge_iter;
@@ -271,7 +272,7 @@ merge_close(wc_iter *it)
 {
 	merge_iter *m = (merge_iter *) it;
 
-	for (int i = 0; i < m->n; i++)
+	for (int i = 0; i < m->n && m->owns; i++)
 		wc_iter_close(m->kids[i]);
 	free(m);
 }
@@ -287,8 +288,8 @@ static const wc_iter_ops merge_ops = {
 	merge_seek_row_before
 };
 
-wc_iter *
-wc_merge_iter_new(wc_iter **children, int n)
+static wc_iter *
+merge_new(wc_iter **children, int n, bool owns)
 {
 	merge_iter *m;
 	int			nkids = 0;
@@ -298,8 +299,8 @@ wc_merge_iter_new(wc_iter **children, int n)
 	for (int i = 0; i < n; i++)
 		if (children[i] != NULL)
 			nkids++;
-	/* one child needs no merging: hand it back as it is */
-	if (nkids == 1)
+	/* one child needs no merging: hand it back as it is (if the caller gives it) */
+	if (nkids == 1 && owns)
 		for (int i = 0; i < n; i++)
 			if (children[i] != NULL)
 				return children[i];
@@ -307,7 +308,7 @@ wc_merge_iter_new(wc_iter **children, int n)
 	m = malloc(sizeof(merge_iter) + (size_t) nkids * (sizeof(wc_iter *) + sizeof(merge_ent)));
 	if (m == NULL)
 	{
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n && owns; i++)
 			wc_iter_close(children[i]);
 		return NULL;
 	}
@@ -316,6 +317,7 @@ wc_merge_iter_new(wc_iter **children, int n)
 	m->size = 0;
 	m->failed = false;
 	m->forward = false;
+	m->owns = owns;
 	/* merge_ent holds pointers only, so it is aligned right after the struct */
 	m->heap = (merge_ent *) (m + 1);
 	m->kids = (wc_iter **) (m->heap + nkids);
@@ -325,4 +327,16 @@ wc_merge_iter_new(wc_iter **children, int n)
 		if (children[i] != NULL)
 			m->kids[nkids++] = children[i];
 	return &m->base;
+}
+
+wc_iter *
+wc_merge_iter_new(wc_iter **children, int n)
+{
+	return merge_new(children, n, true);
+}
+
+wc_iter *
+wc_merge_iter_new_borrowing(wc_iter **children, int n)
+{
+	return merge_new(children, n, false);
 }

@@ -39,29 +39,6 @@
  */
 #define SKIP_BY_NEXT	1
 
-/*
- * A borrowed iterator: forwards to an iterator owned by the stream, so a rescan can
- * build a new merge over a subset of the sources without reopening them.
- */
-typedef struct borrow_iter
-{
-	wc_iter		base;
-	wc_iter    *target;
-} borrow_iter;
-
-static void b_seek_first(wc_iter *it) { wc_iter_seek_first(((borrow_iter *) it)->target); }
-static void b_seek(wc_iter *it, const wc_cell *t) { wc_iter_seek(((borrow_iter *) it)->target, t); }
-static void b_next(wc_iter *it) { wc_iter_next(((borrow_iter *) it)->target); }
-static bool b_valid(const wc_iter *it) { return wc_iter_valid(((const borrow_iter *) it)->target); }
-static const wc_cell *b_cell(const wc_iter *it) { return wc_iter_cell(((const borrow_iter *) it)->target); }
-static int b_status(const wc_iter *it, wc_err *err) { return wc_iter_status(((const borrow_iter *) it)->target, err); }
-static void b_close(wc_iter *it) { free(it); }
-static void b_seek_row_before(wc_iter *it, const wc_cell *t) { wc_iter_seek_row_before(((borrow_iter *) it)->target, t); }
-
-static const wc_iter_ops borrow_ops = {
-	b_seek_first, b_seek, b_next, b_valid, b_cell, b_status, b_close, b_seek_row_before
-};
-
 /* One source of a family: its iterator (opened lazily for sorted files). */
 typedef struct source
 {
@@ -79,7 +56,7 @@ typedef struct fam_stream
 
 	int			nsrc;
 	source	   *src;
-	wc_iter    *merge;			/* over borrowed sources; NULL = empty */
+	wc_iter    *merge;			/* over the sources (not owned); NULL = empty */
 	wc_iter    *cached;			/* the sorted files' part of a point read, from
 								 * the row cache (cached_row), or NULL */
 
@@ -264,19 +241,6 @@ batch_wanted(const wc_scan *scan, const wc_batch *b)
 	return false;
 }
 
-/* A borrowing iterator over target, or NULL when out of memory. */
-static wc_iter *
-borrow(wc_iter *target)
-{
-	borrow_iter *b = malloc(sizeof(borrow_iter));
-
-	if (b == NULL)
-		return NULL;
-	b->base.ops = &borrow_ops;
-	b->target = target;
-	return &b->base;
-}
-
 /* Opens s's iterator for the scan unless it is open; false when out of memory. */
 static bool
 sst_iter_open(wc_scan *scan, source *s)
@@ -380,11 +344,11 @@ cached_row(wc_scan *scan, fam_stream *fs, int nfiles)
 
 			if (s->sst == NULL || !s->wanted)
 				continue;
-			if (!sst_iter_open(scan, s) || (kids[k] = borrow(s->iter)) == NULL)
+			if (!sst_iter_open(scan, s))
 				break;
-			k++;
+			kids[k++] = s->iter;
 		}
-		if (k == n && (merge = wc_merge_iter_new(kids, k)) != NULL)
+		if (k == n && (merge = wc_merge_iter_new_borrowing(kids, k)) != NULL)
 		{
 			wc_vis		keep;
 
@@ -396,9 +360,6 @@ cached_row(wc_scan *scan, fam_stream *fs, int nfiles)
 			wc_iter_close(merge);
 			wc_vis_free(&keep);
 		}
-		else if (k < n)
-			for (int i = 0; i < k; i++)
-				wc_iter_close(kids[i]);
 		free(kids);
 	}
 	if (uids != small)
@@ -410,7 +371,8 @@ cached_row(wc_scan *scan, fam_stream *fs, int nfiles)
 static int
 stream_build(wc_scan *scan, fam_stream *fs)
 {
-	wc_iter   **children;
+	wc_iter    *small[16];
+	wc_iter   **children = small;
 	int			n = 0,
 				nfiles = 0;
 	bool		confine;		/* a forward read of one rowkey */
@@ -419,8 +381,8 @@ stream_build(wc_scan *scan, fam_stream *fs)
 	fs->merge = NULL;
 	wc_iter_close(fs->cached);
 	fs->cached = NULL;
-	children = calloc(fs->nsrc + 1, sizeof(wc_iter *));
-	if (children == NULL)
+	if (fs->nsrc + 1 > (int) (sizeof(small) / sizeof(small[0])) &&
+		(children = malloc(sizeof(wc_iter *) * (size_t) (fs->nsrc + 1))) == NULL)
 		return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
 	for (int i = 0; i < fs->nsrc; i++)
 	{
@@ -475,29 +437,22 @@ stream_build(wc_scan *scan, fam_stream *fs)
 			!wc_memtable_iter_confine(s->iter, confine ? scan->ranges[0].start : NULL,
 									  confine ? scan->ranges[0].start_len : 0))
 			continue;
-		if ((children[n] = borrow(s->iter)) == NULL)
-			goto oom;
-		n++;
+		children[n++] = s->iter;
 	}
-	if (fs->cached != NULL && (children[n++] = borrow(fs->cached)) == NULL)
-	{
-		n--;
+	if (fs->cached != NULL)
+		children[n++] = fs->cached;
+	/* the sources stay theirs: a rescan merges them again */
+	if (n > 0 && (fs->merge = wc_merge_iter_new_borrowing(children, n)) == NULL)
 		goto oom;
-	}
-	if (n > 0 && (fs->merge = wc_merge_iter_new(children, n)) == NULL)
-	{
+	if (children != small)
 		free(children);
-		return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
-	}
-	free(children);
 	return WC_OK;
 
 oom:
 	wc_err_set(&scan->err, WC_NOMEM, "out of memory");
 fail:
-	for (int i = 0; i < n; i++)
-		wc_iter_close(children[i]);
-	free(children);
+	if (children != small)
+		free(children);
 	return scan->err.code;
 }
 
