@@ -63,6 +63,8 @@ typedef struct wc_rowcache_key
 	size_t		row_len;
 	const uint64_t *uids;
 	int			nuids;
+	uint32_t	versions;		/* the family's max_versions: what an entry keeps
+								 * depends on it (scan.c, cache_rules) */
 } wc_rowcache_key;
 
 /*

@@ -331,6 +331,7 @@ cached_row(wc_scan *scan, fam_stream *fs, int nfiles)
 	key.row_len = r->start_len;
 	key.uids = uids;
 	key.nuids = n;
+	key.versions = fs->vis.rules.max_versions;
 	if ((it = wc_rowcache_get(scan->db->rowcache, &key, &admit)) != NULL)
 		scan->stats.rows_cached++;
 	else if (admit && (kids = calloc((size_t) n, sizeof(wc_iter *))) != NULL)

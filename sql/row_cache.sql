@@ -123,6 +123,24 @@ SELECT qualifier, value FROM rc_cells WHERE rowkey = 'student001' AND family = '
 SELECT qualifier, value FROM rc_cells WHERE rowkey = 'student001' AND family = 'grade' AND qualifier = 'score' ORDER BY ts DESC;
 SELECT rc_hits($$SELECT * FROM rc_cells WHERE rowkey = 'student001'$$) AS tall_hits;
 
+-- what a cached row keeps follows the family's max_versions: raised, the
+-- versions the files still hold are read again, not the entry made before
+CREATE FOREIGN TABLE rc_v (
+    rowkey text COLLATE "C", family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text
+) SERVER wide OPTIONS (families 'f', max_versions '1');
+INSERT INTO rc_v VALUES ('r', 'f', 'q', 1, 'one');
+SELECT widecol_flush('rc_v');
+INSERT INTO rc_v VALUES ('r', 'f', 'q', 2, 'two');
+SELECT widecol_flush('rc_v');
+INSERT INTO rc_v VALUES ('r', 'f', 'q', 3, 'three');
+SELECT widecol_flush('rc_v');
+SELECT ts, value FROM rc_v WHERE rowkey = 'r';
+SELECT ts, value FROM rc_v WHERE rowkey = 'r';
+SELECT rc_hits($$SELECT * FROM rc_v WHERE rowkey = 'r'$$) AS one_version_hits;
+ALTER FOREIGN TABLE rc_v OPTIONS (SET max_versions '3');
+SELECT ts, value FROM rc_v WHERE rowkey = 'r' ORDER BY ts;
+DROP FOREIGN TABLE rc_v;
+
 -- with the cache off (a new session: the setting is taken when a table is opened)
 \c
 SET widecol_fdw.row_cache_size = 0;

@@ -466,6 +466,48 @@ test_limits(void)
 	wc_db_close(db);
 }
 
+/*
+ * What an entry keeps depends on the family's max_versions: after it is raised
+ * (ALTER FOREIGN TABLE ... max_versions), the versions the files still hold are
+ * read again, not the entry made under the old limit.
+ */
+static void
+test_versions_raised(void)
+{
+	char	   *dir = test_tmpdir("rowcache-versions");
+	wc_db	   *plain = open_db(dir, 0);
+	wc_db	   *cached = open_db(dir, 16 << 10);
+	wc_family_opts more[] = {{.name = "a", .max_versions = 5}, {.name = "b", .max_versions = 1}};
+	wc_scan_opts o;
+	wc_key_range r;
+	wc_scan_stats st;
+	char		a[8192],
+				c[8192];
+	wc_err		err;
+
+	wc_err_clear(&err);
+	for (int ts = 1; ts <= 4; ts++)
+		put_row_file(plain, "v", 2, ts, 10);
+	CHECK_OK(wc_db_refresh(cached, &err), &err);
+	point(&o, &r, "v");
+	render(plain, &o, a, sizeof(a), NULL);
+	for (int k = 0; k < 3; k++)
+		render(cached, &o, c, sizeof(c), &st);
+	CHECK(st.rows_cached == 1 && strcmp(a, c) == 0 && strstr(a, "q0@2") != NULL &&
+		  strstr(a, "q0@1") == NULL,
+		  "three versions of a column, from the cache (%" PRIu64 "): \"%s\", the files \"%s\"",
+		  st.rows_cached, c, a);
+	CHECK_OK(wc_db_set_families(plain, more, 2, &err), &err);
+	CHECK_OK(wc_db_set_families(cached, more, 2, &err), &err);
+	render(plain, &o, a, sizeof(a), NULL);
+	render(cached, &o, c, sizeof(c), &st);
+	CHECK(strcmp(a, c) == 0 && strstr(a, "q0@1") != NULL && st.rows_cached == 0,
+		  "max_versions raised to 5: \"%s\" through the cache (%" PRIu64 " rows from it), the files \"%s\"",
+		  c, st.rows_cached, a);
+	wc_db_close(plain);
+	wc_db_close(cached);
+}
+
 int
 main(void)
 {
@@ -474,5 +516,6 @@ main(void)
 	test_differential(true);
 	test_pinned();
 	test_limits();
+	test_versions_raised();
 	TEST_DONE();
 }
