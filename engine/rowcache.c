@@ -36,6 +36,7 @@ typedef struct rc_entry
 	const uint64_t *uids;
 	int			nuids;
 	uint32_t	versions;
+	uint64_t	trunc;
 	uint32_t	ncells;
 	wc_cell    *cells;
 } rc_entry;
@@ -73,6 +74,7 @@ key_hash(const wc_rowcache_key *k)
 	for (int i = 0; i < k->nuids; i++)
 		h = (h ^ k->uids[i]) * UINT64_C(0xff51afd7ed558ccd);
 	h = (h ^ k->versions) * UINT64_C(0xff51afd7ed558ccd);
+	h = (h ^ k->trunc) * UINT64_C(0xff51afd7ed558ccd);
 	return h != 0 ? h : 1;		/* 0 marks a free ghost */
 }
 
@@ -80,7 +82,7 @@ static bool
 key_matches(const rc_entry *e, uint64_t hash, const wc_rowcache_key *k)
 {
 	return e->hash == hash && e->row_len == k->row_len && e->fam_len == k->fam_len &&
-		e->nuids == k->nuids && e->versions == k->versions && memcmp(e->row, k->row, k->row_len) == 0 &&
+		e->nuids == k->nuids && e->versions == k->versions && e->trunc == k->trunc && memcmp(e->row, k->row, k->row_len) == 0 &&
 		memcmp(e->fam, k->fam, k->fam_len) == 0 &&
 		memcmp(e->uids, k->uids, sizeof(uint64_t) * (size_t) k->nuids) == 0;
 }
@@ -398,6 +400,7 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 	e->row_len = (uint32_t) key->row_len;
 	e->nuids = key->nuids;
 	e->versions = key->versions;
+	e->trunc = key->trunc;
 	e->ncells = (uint32_t) ncells;
 	e->refs = 1;				/* the cache's */
 	if ((it = iter_new(e)) == NULL)

@@ -63,8 +63,9 @@ typedef struct wc_rowcache_key
 	size_t		row_len;
 	const uint64_t *uids;
 	int			nuids;
-	uint32_t	versions;		/* the family's max_versions: what an entry keeps
-								 * depends on it (scan.c, cache_rules) */
+	/* what an entry keeps depends on these too (scan.c, cache_rules): */
+	uint32_t	versions;		/* the family's max_versions */
+	uint64_t	trunc;			/* the reader's truncate point */
 } wc_rowcache_key;
 
 /*

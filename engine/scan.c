@@ -273,7 +273,8 @@ sst_iter_open(wc_scan *scan, source *s)
  * take more places among max_versions (visible.h).  The entries written by
  * transactions some snapshot may not see (above keep_above: the version's
  * remembered records) are kept and decide nothing, as in a compaction; the rest
- * are seen by every snapshot there is or will be.  Expired versions are kept: a
+ * are seen by every snapshot there is or will be.  The family's max_versions and
+ * the truncate point decide what is dropped: both are in the entry's key.  Expired versions are kept: a
  * scan that began earlier may still see them (they are older than those kept in
  * their place, so nothing is dropped for them).
  */
@@ -332,6 +333,7 @@ cached_row(wc_scan *scan, fam_stream *fs, int nfiles)
 	key.uids = uids;
 	key.nuids = n;
 	key.versions = fs->vis.rules.max_versions;
+	key.trunc = scan->trunc;
 	if ((it = wc_rowcache_get(scan->db->rowcache, &key, &admit)) != NULL)
 		scan->stats.rows_cached++;
 	else if (admit && (kids = calloc((size_t) n, sizeof(wc_iter *))) != NULL)
