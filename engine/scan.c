@@ -265,18 +265,18 @@ sst_iter_open(wc_scan *scan, source *s)
  * compaction of those files would write, tombstones kept as a compaction of some
  * of a row's files keeps them (rules.partial; the readers of these files would
  * not miss them, but they are few and it is the rule whose proof is written
- * down, visible.h).  So a column updated in every file since
- * the last compaction is one entry there, not one per file, and a hit costs what
- * a read of one file does.  What is dropped, no reader of these files sees:
- * entries of other sources (files left out by sst_wanted, which hold nothing of
- * the row the reader can see; memtables; pending writes) can only mask more and
- * take more places among max_versions (visible.h).  The entries written by
- * transactions some snapshot may not see (above keep_above: the version's
- * remembered records) are kept and decide nothing, as in a compaction; the rest
- * are seen by every snapshot there is or will be.  The family's max_versions and
- * the truncate point decide what is dropped: both are in the entry's key.  Expired versions are kept: a
- * scan that began earlier may still see them (they are older than those kept in
- * their place, so nothing is dropped for them).
+ * down, visible.h).  So a column updated in every file since the last
+ * compaction is one entry there, not one per file, and a hit costs what a read
+ * of one file does.  What is dropped, no reader of these files sees: entries of
+ * other sources (files left out by sst_wanted, which hold nothing of the row the
+ * reader can see; memtables; pending writes) can only mask more and take more
+ * places among max_versions (visible.h).  The entries written by transactions
+ * some snapshot may not see (above keep_above: the version's remembered
+ * records) are kept and decide nothing, as in a compaction; the rest are seen by
+ * every snapshot there is or will be.  The family's max_versions and the
+ * truncate point decide what is dropped: both are in the entry's key.  Expired
+ * versions are kept: a scan that began earlier may still see them (they are
+ * older than those kept in their place, so nothing is dropped for them).
  */
 static void
 cache_rules(const wc_scan *scan, const fam_stream *fs, wc_vis_rules *rules)
