@@ -82,7 +82,8 @@ static bool
 key_matches(const rc_entry *e, uint64_t hash, const wc_rowcache_key *k)
 {
 	return e->hash == hash && e->row_len == k->row_len && e->fam_len == k->fam_len &&
-		e->nuids == k->nuids && e->versions == k->versions && e->trunc == k->trunc && memcmp(e->row, k->row, k->row_len) == 0 &&
+		e->nuids == k->nuids && e->versions == k->versions && e->trunc == k->trunc &&
+		memcmp(e->row, k->row, k->row_len) == 0 &&
 		memcmp(e->fam, k->fam, k->fam_len) == 0 &&
 		memcmp(e->uids, k->uids, sizeof(uint64_t) * (size_t) k->nuids) == 0;
 }

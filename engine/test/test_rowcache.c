@@ -8,12 +8,16 @@
  * rows lie in several sorted files), and between them point reads of random
  * rows by both readers, with random families, time ranges, qualifiers and a
  * pending batch of the reader's own, compared.  The cache must have served
- * reads, been filled and evicted entries.
+ * reads, been filled and evicted entries.  Run twice: every committed write
+ * seen by every read, then with a horizon fifteen commits behind and each read
+ * a snapshot between it and now (an entry keeps what a compaction would:
+ * entries some snapshot may not see must decide nothing).
  *
  * test_pinned: an entry evicted while a scan reads it stays readable (AddressSanitizer
  * and valgrind see to the rest); test_limits: a row larger than an eighth of the
  * budget is not cached, nor is a reversed scan's row or a scan of two rows, and a
- * row read once is not (its second miss fills it).
+ * row read once is not (its second miss fills it); test_versions_raised: an
+ * entry made under one max_versions is not used under a larger one.
  */
 #include <inttypes.h>
 #include <string.h>
