@@ -529,6 +529,29 @@ test_big_values(void)
 }
 
 /*
+ * A seek target made from entry c: itself (how 0), a later version of its
+ * column (1), or past the column (2 and 3: ts INT64_MIN and seq 0, as a scan
+ * leaves a column); anything else, c itself.
+ */
+static wc_cell
+target_from(const wc_cell *c, int how)
+{
+	wc_cell		t = *c;
+
+	t.val = NULL;
+	t.val_len = 0;
+	if (how == 1 && t.type != WC_TYPE_DEL_COLUMN)
+		t.ts -= (int64_t) (test_rand(&rnd) % 5);
+	else if (how == 2 || how == 3)
+	{
+		t.type = WC_TYPE_PUT;
+		t.ts = INT64_MIN;
+		t.seq = 0;
+	}
+	return t;
+}
+
+/*
  * Many versions of few columns (a column's entries are a list hanging off its
  * node): random inserts, idempotent and not, then every kind of seek, forward
  * from where the iterator stands (within the column, past it: ts INT64_MIN
@@ -596,19 +619,9 @@ test_versions(void)
 
 			/* from an entry: itself, a later version, its column's end, the next column */
 			pos = (int) (test_rand(&rnd) % N);
-			t = ref[pos].c;
-			t.val = NULL;
-			t.val_len = 0;
-			if (how == 1 && t.type != WC_TYPE_DEL_COLUMN)
-				t.ts -= (int64_t) (test_rand(&rnd) % 5);
-			else if (how == 2 || how == 3)
-			{
-				t.type = WC_TYPE_PUT;
-				t.ts = INT64_MIN;
-				t.seq = 0;
-				if (how == 3)
-					t.qual_len = 2;	/* between x and y, or after y */
-			}
+			t = target_from(&ref[pos].c, how);
+			if (how == 3)
+				t.qual_len = 2;	/* between x and y, or after y */
 			pos = lower_bound(ref, N, &t);
 			/* half the seeks from a position before the target, half after */
 			if (k % 2 == 0 && pos > 0)
@@ -764,17 +777,7 @@ test_confined(void)
 
 					if (how == 4 || pos < 0 || pos >= n)
 						pos = (int) (test_rand(&rnd) % n);
-					t = ref[pos].c;
-					t.val = NULL;
-					t.val_len = 0;
-					if (how == 1 && t.type != WC_TYPE_DEL_COLUMN)
-						t.ts -= (int64_t) (test_rand(&rnd) % 3);
-					else if (how == 2)
-					{
-						t.type = WC_TYPE_PUT;
-						t.ts = INT64_MIN;
-						t.seq = 0;
-					}
+					t = target_from(&ref[pos].c, how);
 					/* before the row: the row's first entry */
 					pos = lower_bound(ref, n, &t);
 					wc_iter_seek(it, &t);
