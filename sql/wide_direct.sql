@@ -138,6 +138,21 @@ UPDATE du SET score = 1 / 0 WHERE rowkey = 'r12';
 UPDATE du SET name = 'long', tags = jsonb_build_object(repeat('k', 1048577), 1) WHERE rowkey = 'r12';
 SELECT * FROM du_diff();
 
+-- a row whose only cells no column maps (another qualifier of a mapped family, an
+-- unmapped family; written through a tall table over the store) is not a row: nothing
+-- updated, whichever cell comes first, as for a rowkey with no cells
+CREATE FOREIGN TABLE du_cells (rowkey text COLLATE "C", family text, qualifier text, ts bigint, value bytea)
+  SERVER wide OPTIONS (store 'du');
+INSERT INTO du_cells VALUES ('r40', 'info', 'aaa', 1, 'x'), ('r40', 'other', 'q', 1, 'y'),
+                            ('r41', 'info', 'zzz', 1, 'x');
+SELECT * FROM du_update($$score = 40$$, $$rowkey IN ('r40', 'r41', 'r42')$$);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT * FROM du_update($$score = 41$$, $$rowkey IN ('r40', 'r41')$$);
+COMMIT;
+SELECT rowkey, family, qualifier FROM du_cells WHERE rowkey >= 'r40' ORDER BY 1, 2, 3;
+SELECT * FROM du_diff();
+DROP FOREIGN TABLE du_cells;
+
 -- a table with a trigger keeps the ordinary path (PostgreSQL fires it per row)
 CREATE FUNCTION du_trig() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -410,6 +410,30 @@ wcfdw_copy_cell(wc_cell_view *to, const wc_cell_view *c, MemoryContext cxt)
 }
 
 /*
+ * wcfdw_wide_row_exists
+ *		Whether the scan, of one rowkey, has a cell a column maps: 1 or 0, or
+ *		a negative wc_code (err filled).  Reads up to the first such cell,
+ *		where a row read merges all of them (a direct UPDATE in READ COMMITTED
+ *		needs no more, direct.c).
+ */
+int
+wcfdw_wide_row_exists(WcFdwWideReader *r, wc_err *err)
+{
+	const WcFdwColumns *cols = &r->conv->cols;
+
+	for (;;)
+	{
+		wc_cell_view c;
+		int			rc = wc_scan_next(r->scan, &c, err);
+
+		if (rc <= 0)
+			return rc;
+		if (wcfdw_wide_column_of(cols, &c) >= 0)
+			return 1;
+	}
+}
+
+/*
  * wcfdw_wide_next_row
  *		The next row: values[] and isnull[] (natts) of the needed columns,
  *		the rest NULL, and the rowkey bytes; 1, 0 at the end, or a negative

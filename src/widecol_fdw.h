@@ -464,6 +464,7 @@ typedef struct WcFdwWideReader
 extern void wcfdw_wide_reader_init(WcFdwWideReader *r, WcFdwConverter *conv,
 								   const bool *need, MemoryContext parent);
 extern void wcfdw_wide_reader_reset(WcFdwWideReader *r, wc_scan *scan);
+extern int	wcfdw_wide_row_exists(WcFdwWideReader *r, wc_err *err);
 extern int	wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull,
 								int natts, const uint8 **row, size_t *row_len, wc_err *err);
 extern void wcfdw_wide_scan_cells(const WcFdwColumns *cols, const bool *read,
