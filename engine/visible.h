@@ -355,4 +355,18 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 	return WC_VIS_EMIT;
 }
 
+/*
+ * After an EMIT: would vis refuse every later entry of the column?  A reader
+ * (not a compaction, which keeps what some snapshot may need) that holds the
+ * versions it asks for: what follows is an older version (SKIP_COLUMN), or
+ * one its snapshot does not see, masked, or of a timestamp already decided
+ * (SKIP).  A scan then moves past the column at once.
+ */
+static inline bool
+wc_vis_column_full(const wc_vis *vis)
+{
+	return vis->rules.mode == WC_VIS_READ && vis->rules.max_versions != 0 &&
+		vis->slots >= vis->rules.max_versions;
+}
+
 #endif
