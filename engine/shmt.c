@@ -67,7 +67,8 @@ struct wc_shlog
 	pthread_mutex_t mutex;
 	shmt_chunk *chunks;			/* newest first; the newest is being filled */
 	uint64_t	used;			/* bytes of the newest chunk handed out */
-	uint64_t	frontier;		/* every record ending at or below it is done */
+	uint64_t	frontier;		/* every record ending at or below it is done
+								 * (stored by release: wc_shlog_done_below) */
 	int			nafter;
 	shmt_done	after[SHMT_AFTER];
 	wc_shfam   *fams;			/* read without the mutex: published by release */
@@ -491,6 +492,12 @@ wc_shlog_done(const wc_shlog *s, uint64_t end)
 	return false;
 }
 
+bool
+wc_shlog_done_below(const wc_shlog *s, uint64_t end)
+{
+	return end <= __atomic_load_n(&s->frontier, __ATOMIC_ACQUIRE);
+}
+
 void
 wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end)
 {
@@ -507,14 +514,14 @@ wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end)
 		return;
 	}
 	/* the record at the frontier: move it, over those done after */
-	s->frontier = end;
+	__atomic_store_n(&s->frontier, end, __ATOMIC_RELEASE);
 	for (int i = 0; i < s->nafter;)
 	{
 		if (s->after[i].end <= s->frontier)
 			s->after[i] = s->after[--s->nafter];
 		else if (s->after[i].start == s->frontier)
 		{
-			s->frontier = s->after[i].end;
+			__atomic_store_n(&s->frontier, s->after[i].end, __ATOMIC_RELEASE);
 			s->after[i] = s->after[--s->nafter];
 			i = 0;
 		}

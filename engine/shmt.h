@@ -82,6 +82,14 @@ void	   *wc_shlog_alloc(wc_shlog *s, size_t n);
 bool		wc_shlog_done(const wc_shlog *s, uint64_t end);
 void		wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end);
 
+/*
+ * Without the lock: true if the record ending at end lies below the frontier,
+ * done, and what its process added (before it moved the frontier) is visible
+ * to this one.  False says nothing: ask wc_shlog_done under the lock.  The
+ * frontier only grows while the slot is referenced.
+ */
+bool		wc_shlog_done_below(const wc_shlog *s, uint64_t end);
+
 /* A family's shared memtable (memtable.c's core), published once made. */
 typedef struct wc_shfam
 {

@@ -531,6 +531,19 @@ wc_db_apply_readers(wc_db *db, wc_logmem *lm, const wc_batch_reader *rs, int n, 
 	bool		insert = true;
 	int			rc = WC_OK;
 
+	/*
+	 * Applied by another process, as most records are by the time a process
+	 * reads them: only this handle's bookkeeping, without the lock that every
+	 * process's refresh would otherwise take once a record.
+	 */
+	if (s != NULL && known && wc_shlog_done_below(s, end))
+	{
+		for (int i = 0; i < n && rc == WC_OK; i++)
+			rc = apply_entries(db, lm, &rs[i], false, err);
+		if (rc == WC_OK)
+			rc = logmem_sync_families(db, lm, err);
+		return rc;
+	}
 	if (s != NULL)
 	{
 		wc_shlog_lock(s);
