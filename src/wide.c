@@ -358,12 +358,63 @@ wcfdw_json_value(StringInfo buf, const uint8 *data, size_t len)
 }
 
 /*
+ * Whether a[0..alen-1] and b[0..blen-1] are the same bytes.  Rowkeys and
+ * qualifiers are mostly 4 to 16 bytes: two overlapping loads each, not a call
+ * to memcmp (a scan of a wide table asked it several times a cell).
+ */
+static inline bool
+wcfdw_bytes_eq(const void *a, size_t alen, const void *b, size_t blen)
+{
+	const uint8 *x = a;
+	const uint8 *y = b;
+
+	if (alen != blen)
+		return false;
+	if (alen >= 8 && alen <= 16)
+	{
+		uint64		x1,
+					x2,
+					y1,
+					y2;
+
+		memcpy(&x1, x, 8);
+		memcpy(&y1, y, 8);
+		memcpy(&x2, x + alen - 8, 8);
+		memcpy(&y2, y + alen - 8, 8);
+		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+	}
+	if (alen >= 4 && alen < 8)
+	{
+		uint32		x1,
+					x2,
+					y1,
+					y2;
+
+		memcpy(&x1, x, 4);
+		memcpy(&y1, y, 4);
+		memcpy(&x2, x + alen - 4, 4);
+		memcpy(&y2, y + alen - 4, 4);
+		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+	}
+	return memcmp(x, y, alen) == 0;
+}
+
+/* Does column w (of cols) take cell c? */
+static inline bool
+wcfdw_wide_takes(const WcFdwWideColumn *w, const wc_cell_view *c)
+{
+	return wcfdw_bytes_eq(c->family, c->family_len, w->family, w->family_len) &&
+		(w->whole_family || wcfdw_bytes_eq(c->qual, c->qual_len, w->qual, w->qual_len));
+}
+
+/*
  * The column a cell belongs to, or -1: a binary search of the columns in
  * (family, qualifier) order (a family has either one whole-family column or
- * columns of single qualifiers).
+ * columns of single qualifiers).  *pos is set to the column's place in that
+ * order.
  */
 static int
-wcfdw_wide_column_of(const WcFdwColumns *cols, const wc_cell_view *c)
+wcfdw_wide_column_of(const WcFdwColumns *cols, const wc_cell_view *c, int *pos)
 {
 	int			lo = 0,
 				hi = cols->nwide;
@@ -380,12 +431,18 @@ wcfdw_wide_column_of(const WcFdwColumns *cols, const wc_cell_view *c)
 		if (cmp == 0)
 		{
 			if (w->whole_family)
+			{
+				*pos = mid;
 				return cols->wide_sorted[mid];
+			}
 			cmp = memcmp(c->qual, w->qual, Min(c->qual_len, w->qual_len));
 			if (cmp == 0 && c->qual_len != w->qual_len)
 				cmp = c->qual_len < w->qual_len ? -1 : 1;
 			if (cmp == 0)
+			{
+				*pos = mid;
 				return cols->wide_sorted[mid];
+			}
 		}
 		if (cmp < 0)
 			hi = mid;
@@ -393,6 +450,29 @@ wcfdw_wide_column_of(const WcFdwColumns *cols, const wc_cell_view *c)
 			lo = mid + 1;
 	}
 	return -1;
+}
+
+/*
+ * wcfdw_wide_column_of, trying first where the cell before left off: *hint is
+ * the place (in wide_sorted) of the last cell's column, -1 at a row's start.
+ * A row's cells come in the order of the columns (a whole-family column's
+ * several in a row): the guess is mostly right, two comparisons instead of a
+ * search.
+ */
+static inline int
+wcfdw_wide_column_near(const WcFdwColumns *cols, const wc_cell_view *c, int *hint)
+{
+	int			h = *hint;
+
+	if (h >= 0 && h < cols->nwide && cols->wide[cols->wide_sorted[h]].whole_family &&
+		wcfdw_wide_takes(&cols->wide[cols->wide_sorted[h]], c))
+		return cols->wide_sorted[h];
+	if (h + 1 < cols->nwide && wcfdw_wide_takes(&cols->wide[cols->wide_sorted[h + 1]], c))
+	{
+		*hint = h + 1;
+		return cols->wide_sorted[h + 1];
+	}
+	return wcfdw_wide_column_of(cols, c, hint);
 }
 
 static void
@@ -420,6 +500,7 @@ int
 wcfdw_wide_row_exists(WcFdwWideReader *r, wc_err *err)
 {
 	const WcFdwColumns *cols = &r->conv->cols;
+	int			pos;
 
 	for (;;)
 	{
@@ -428,7 +509,7 @@ wcfdw_wide_row_exists(WcFdwWideReader *r, wc_err *err)
 
 		if (rc <= 0)
 			return rc;
-		if (wcfdw_wide_column_of(cols, &c) >= 0)
+		if (wcfdw_wide_column_of(cols, &c, &pos) >= 0)
 			return 1;
 	}
 }
@@ -455,6 +536,7 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 	StringInfoData *json = r->json;
 	StringInfoData prevqual;	/* of the last whole-family cell taken */
 	int			prevcol = -1;
+	int			hint = -1;		/* wcfdw_wide_column_near's */
 	uint64		fp = 0;
 	int			i;
 
@@ -487,7 +569,7 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 
 		/* the end of a run: a row if it had a mapped cell */
 		if (cur != NULL &&
-			(c.row == NULL || c.row_len != cur_len || memcmp(c.row, cur, cur_len) != 0))
+			(c.row == NULL || !wcfdw_bytes_eq(c.row, c.row_len, cur, cur_len)))
 		{
 			if (mapped)
 			{
@@ -503,6 +585,7 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 			cur = NULL;
 			memset(have, 0, sizeof(bool) * Max(cols->nwide, 1));
 			prevcol = -1;
+			hint = -1;
 			fp = 0;
 		}
 		if (c.row == NULL)
@@ -519,7 +602,7 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 			mapped = false;
 		}
 
-		col = wcfdw_wide_column_of(cols, &c);
+		col = wcfdw_wide_column_near(cols, &c, &hint);
 		if (col < 0)
 			continue;
 		mapped = true;
