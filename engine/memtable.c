@@ -1016,7 +1016,6 @@ wc_memtable_has_range_tombstones(const wc_memtable *mt)
 
 /* ---------------------------------------------------------------- iterator */
 
-/* Puts mi on entry v of node n (v NULL: n's first), or at the end (n NULL). */
 /*
  * On the first entry of node n: ask for what the step to the next column will
  * read, the node after n's successor and the successor's first entry.  The
@@ -1039,6 +1038,7 @@ prefetch_ahead(const mt_iter *mi, const mt_node *n)
 	__builtin_prefetch(next_of(next, 0));
 }
 
+/* Puts mi on entry v of node n (v NULL: n's first), or at the end (n NULL). */
 static inline void
 mt_iter_set(mt_iter *mi, mt_node *n, mt_ver *v)
 {
