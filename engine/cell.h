@@ -34,6 +34,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "wc.h"
+
 /* Entry types: part of the on-disk format (FORMAT.md); never renumber. */
 #define WC_TYPE_PUT			1
 #define WC_TYPE_DEL_VERSION	2
@@ -68,45 +70,6 @@ int			wc_cell_cmp(const wc_cell *a, const wc_cell *b);
 
 /* Compares only the rowkeys. */
 int			wc_row_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
-
-/*
- * True if a[0..alen-1] and b[0..blen-1] are the same bytes.  Rowkeys and qualifiers
- * of 4 to 16 bytes (most) are compared with two overlapping loads each, not a call
- * to memcmp: a scan asks this once or twice a cell.
- */
-static inline bool
-wc_bytes_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-	if (alen != blen)
-		return false;
-	if (alen >= 8 && alen <= 16)
-	{
-		uint64_t	a1,
-					a2,
-					b1,
-					b2;
-
-		memcpy(&a1, a, 8);
-		memcpy(&b1, b, 8);
-		memcpy(&a2, a + alen - 8, 8);
-		memcpy(&b2, b + alen - 8, 8);
-		return ((a1 ^ b1) | (a2 ^ b2)) == 0;
-	}
-	if (alen >= 4 && alen < 8)
-	{
-		uint32_t	a1,
-					a2,
-					b1,
-					b2;
-
-		memcpy(&a1, a, 4);
-		memcpy(&b1, b, 4);
-		memcpy(&a2, a + alen - 4, 4);
-		memcpy(&b2, b + alen - 4, 4);
-		return ((a1 ^ b1) | (a2 ^ b2)) == 0;
-	}
-	return alen == 0 || memcmp(a, b, alen) == 0;
-}
 
 /* True if a and b are the same column: same row, qualifier and scope. */
 bool		wc_cell_same_column(const wc_cell *a, const wc_cell *b);

@@ -42,10 +42,51 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * True if a[0..alen-1] and b[0..blen-1] are the same bytes (rowkeys, families,
+ * qualifiers).  Those of 4 to 16 bytes (most) are compared with two overlapping
+ * loads each, not a call to memcmp: a scan asks this once or twice a cell, and
+ * so does a caller assembling rows from the cells a scan returns.
+ */
+static inline bool
+wc_bytes_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	if (alen != blen)
+		return false;
+	if (alen >= 8 && alen <= 16)
+	{
+		uint64_t	a1,
+					a2,
+					b1,
+					b2;
+
+		memcpy(&a1, a, 8);
+		memcpy(&b1, b, 8);
+		memcpy(&a2, a + alen - 8, 8);
+		memcpy(&b2, b + alen - 8, 8);
+		return ((a1 ^ b1) | (a2 ^ b2)) == 0;
+	}
+	if (alen >= 4 && alen < 8)
+	{
+		uint32_t	a1,
+					a2,
+					b1,
+					b2;
+
+		memcpy(&a1, a, 4);
+		memcpy(&b1, b, 4);
+		memcpy(&a2, a + alen - 4, 4);
+		memcpy(&b2, b + alen - 4, 4);
+		return ((a1 ^ b1) | (a2 ^ b2)) == 0;
+	}
+	return alen == 0 || memcmp(a, b, alen) == 0;
+}
 
 typedef enum wc_code
 {

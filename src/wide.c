@@ -357,54 +357,13 @@ wcfdw_json_value(StringInfo buf, const uint8 *data, size_t len)
 	wcfdw_json_string(buf, data, len);
 }
 
-/*
- * Whether a[0..alen-1] and b[0..blen-1] are the same bytes.  Rowkeys and
- * qualifiers are mostly 4 to 16 bytes: two overlapping loads each, not a call
- * to memcmp (a scan of a wide table asked it several times a cell).
- */
-static inline bool
-wcfdw_bytes_eq(const void *a, size_t alen, const void *b, size_t blen)
-{
-	const uint8 *x = a;
-	const uint8 *y = b;
-
-	if (alen != blen)
-		return false;
-	if (alen >= 8 && alen <= 16)
-	{
-		uint64		x1,
-					x2,
-					y1,
-					y2;
-
-		memcpy(&x1, x, 8);
-		memcpy(&y1, y, 8);
-		memcpy(&x2, x + alen - 8, 8);
-		memcpy(&y2, y + alen - 8, 8);
-		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
-	}
-	if (alen >= 4 && alen < 8)
-	{
-		uint32		x1,
-					x2,
-					y1,
-					y2;
-
-		memcpy(&x1, x, 4);
-		memcpy(&y1, y, 4);
-		memcpy(&x2, x + alen - 4, 4);
-		memcpy(&y2, y + alen - 4, 4);
-		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
-	}
-	return memcmp(x, y, alen) == 0;
-}
-
 /* Does column w (of cols) take cell c? */
 static inline bool
 wcfdw_wide_takes(const WcFdwWideColumn *w, const wc_cell_view *c)
 {
-	return wcfdw_bytes_eq(c->family, c->family_len, w->family, w->family_len) &&
-		(w->whole_family || wcfdw_bytes_eq(c->qual, c->qual_len, w->qual, w->qual_len));
+	return wc_bytes_eq((const uint8 *) c->family, c->family_len,
+					   (const uint8 *) w->family, w->family_len) &&
+		(w->whole_family || wc_bytes_eq(c->qual, c->qual_len, w->qual, w->qual_len));
 }
 
 /*
@@ -569,7 +528,7 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 
 		/* the end of a run: a row if it had a mapped cell */
 		if (cur != NULL &&
-			(c.row == NULL || !wcfdw_bytes_eq(c.row, c.row_len, cur, cur_len)))
+			(c.row == NULL || !wc_bytes_eq(c.row, c.row_len, cur, cur_len)))
 		{
 			if (mapped)
 			{
