@@ -81,6 +81,7 @@
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/appendinfo.h"
 #include "optimizer/clauses.h"
@@ -254,6 +255,7 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 
 	List	   *set_attnos = NIL;
 	List	   *set_exprs = NIL;
+	List	   *tlist;
 
 	if ((plan->operation != CMD_DELETE && plan->operation != CMD_UPDATE) ||
 		plan->returningLists != NIL ||
@@ -310,6 +312,31 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 		fscan->fdw_private = lappend(fscan->fdw_private, set_attnos);
 		fscan->fdw_exprs = list_concat(list_copy(fscan->fdw_exprs), set_exprs);
 	}
+
+	/*
+	 * The scan returns no rows (no RETURNING), so nothing projects its
+	 * target list: the new values and the junk columns the ModifyTable would
+	 * have read.  Left there, the executor would compile the SET expressions
+	 * for the projection as well as for us (ExecInitForeignScan), twice the
+	 * work for each UPDATE of a prepared statement.  They become NULLs of
+	 * their types; the junk columns stay (ExecInitModifyTable looks for its
+	 * wholerow one).
+	 */
+	tlist = NIL;
+	foreach(lc, fscan->scan.plan.targetlist)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (!tle->resjunk)
+		{
+			tle = flatCopyTargetEntry(tle);
+			tle->expr = (Expr *) makeNullConst(exprType((Node *) tle->expr),
+											   exprTypmod((Node *) tle->expr),
+											   exprCollation((Node *) tle->expr));
+		}
+		tlist = lappend(tlist, tle);
+	}
+	fscan->scan.plan.targetlist = tlist;
 	return true;
 }
 
