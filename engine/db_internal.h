@@ -196,6 +196,8 @@ struct wc_db
 	bool		watching;		/* registered its on_change (wc_env_watch) */
 	uint64_t	horizon;		/* the horizon callback's answer, cached ... */
 	bool		horizon_known;	/* ... until the next refresh */
+	uint64_t	quiet_version;	/* maintain found nothing to compact in the */
+	uint64_t	quiet_next_file;	/* manifest of this version and next_file */
 };
 
 /* How often a refresh looks at MANIFEST when neither the shared page's generation

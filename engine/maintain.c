@@ -243,7 +243,16 @@ wc_db_maintain(wc_db *db, wc_err *err)
 		if (rc != WC_OK)
 			return rc;
 	}
-	/* a family where a rowkey lies in too many files gets those files compacted */
+	/*
+	 * A family where a rowkey lies in too many files gets those files
+	 * compacted.  Which do is a matter of the manifest alone: once none does,
+	 * not asked again (sorting the files, finding the groups) at every commit
+	 * until the manifest changes.  version + next_file name a manifest of
+	 * this handle's store: both only grow.
+	 */
+	if (db->quiet_version == db->manifest.version &&
+		db->quiet_next_file == db->manifest.next_file)
+		return acted ? wc_db_refresh(db, err) : WC_OK;
 	for (int i = 0; i < db->nfams; i++)
 	{
 		int			l0 = 0;
@@ -274,6 +283,11 @@ wc_db_maintain(wc_db *db, wc_err *err)
 		if (rc != WC_OK)
 			return rc;
 		acted = true;
+	}
+	if (!acted)
+	{
+		db->quiet_version = db->manifest.version;
+		db->quiet_next_file = db->manifest.next_file;
 	}
 	/* the files it made, in the handle's view */
 	return acted ? wc_db_refresh(db, err) : WC_OK;
