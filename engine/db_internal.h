@@ -140,14 +140,21 @@ typedef struct wc_version
 	int			nmems;
 	wc_fammem  *mems;			/* referenced memtables */
 	/*
-	 * The writes a scan's snapshot may not see: committed ones the horizon had
-	 * not passed (in MANIFEST and in the logs), and those still in progress
-	 * (never seen), whose records are applied to the memtables above when they
-	 * commit, after this version was built.
+	 * The writes a scan's snapshot never sees: those still in progress when
+	 * the version was built, whose records are applied to the memtables above
+	 * when they commit.  The committed ones a snapshot may not see (the
+	 * horizon had not passed them) are the handle's lists, read where they
+	 * are (wc_db_recent_list) by a scan as it opens on the current version:
+	 * a copy in each version cost a busy store the whole list at every
+	 * statement while a long transaction held the horizon back.
 	 */
-	wc_recent_list recent;
 	wc_recent_list held;
 } wc_version;
+
+/* The handle's lists of remembered committed records: i = 0 MANIFEST's, then
+ * each live log's (i <= db->nlogs). */
+#define wc_db_recent_list(db, i) \
+	((i) == 0 ? &(db)->manifest.recent : &(db)->logs[(i) - 1]->recent)
 
 /* Family settings held by the handle. */
 typedef struct wc_family

@@ -567,6 +567,7 @@ wc_recent_append(wc_recent_list *dst, const wc_recent_list *src, wc_err *err)
 		return wc_err_set(err, WC_NOMEM, "out of memory");
 	memcpy(dst->items + dst->n, src->items, sizeof(wc_recent) * (size_t) src->n);
 	dst->n += src->n;
+	dst->pruned_at = 0;			/* src's may be below dst's last horizon */
 	if (src->forgotten > dst->forgotten)
 		dst->forgotten = src->forgotten;
 	return WC_OK;
@@ -576,6 +577,17 @@ void
 wc_recent_prune(wc_recent_list *l, uint64_t horizon)
 {
 	int			kept = 0;
+
+	/*
+	 * Pruned at this horizon already: what was added since was at or above
+	 * the horizon of its day (wc_db_tag_recent), and an item left below a
+	 * later one is seen by every snapshot, which changes no answer until the
+	 * horizon moves.  While a long transaction holds it still, the list (of
+	 * thousands) is not walked at every version a busy store builds.
+	 */
+	if (horizon <= l->pruned_at)
+		return;
+	l->pruned_at = horizon;
 
 	for (int i = 0; i < l->n; i++)
 		if (l->items[i].tag >= horizon)

@@ -31,6 +31,8 @@ typedef struct wc_recent_list
 	wc_recent  *items;
 	uint64_t	forgotten;		/* the highest tag dropped to keep the list bounded
 								 * while the horizon was below it; 0 = none */
+	uint64_t	pruned_at;		/* the horizon of the last wc_recent_prune since
+								 * items came from elsewhere (in memory only) */
 } wc_recent_list;
 
 #define WC_RECENT_MAX_DEFAULT	100000

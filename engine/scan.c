@@ -295,9 +295,24 @@ cache_rules(const wc_scan *scan, const fam_stream *fs, wc_vis_rules *rules)
 	rules->partial = true;
 	rules->trunc = scan->trunc;
 	rules->max_versions = fs->vis.rules.max_versions;
-	if (scan->db->opts.horizon != NULL &&
-		(min_seq = wc_recent_min_seq(&scan->v->recent)) != UINT64_MAX)
-		rules->keep_above = min_seq - 1;
+	/*
+	 * The handle's lists as they are now, not as they were at open: what was
+	 * added since only lowers the minimum, and what was pruned, below the
+	 * horizon, every snapshot sees.
+	 */
+	if (scan->db->opts.horizon != NULL)
+	{
+		min_seq = UINT64_MAX;
+		for (int i = 0; i <= scan->db->nlogs; i++)
+		{
+			uint64_t	m = wc_recent_min_seq(wc_db_recent_list(scan->db, i));
+
+			if (m < min_seq)
+				min_seq = m;
+		}
+		if (min_seq != UINT64_MAX)
+			rules->keep_above = min_seq - 1;
+	}
 }
 
 /*
@@ -944,6 +959,29 @@ range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* Does the snapshot opts describes as sets (snapshot_sets) see committed tag? */
+static bool
+sets_see(const wc_scan_opts *opts, uint64_t tag)
+{
+	int			lo = 0,
+				hi = opts->nrunning;
+
+	if (tag < opts->snapshot_min)
+		return true;
+	if (tag >= opts->snapshot_max)
+		return false;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (opts->running[mid] < tag)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == opts->nrunning || opts->running[lo] != tag;
+}
+
 /*
  * The seqs the scan must not see (DESIGN.md, "Snapshots"): records still in
  * progress when the version was built, and committed ones the reader's snapshot
@@ -954,16 +992,28 @@ exclusions(wc_scan *scan, wc_err *err)
 {
 	const wc_version *v = scan->v;
 	const wc_scan_opts *opts = scan->opts;
-	int			cap = v->held.n + (opts->tag_visible ? v->recent.n : 0) + opts->npending_excl;
+	wc_db	   *db = scan->db;
+	int			cap = v->held.n + opts->npending_excl;
+	uint64_t	forgotten = 0;
 	const wc_seq_range *dead;
 
 	for (int i = 0; i < opts->npending; i++)
 		cap += wc_batch_dead(opts->pending[i], &dead);
+	/*
+	 * The remembered records are the handle's lists: v is its current
+	 * version, built from them (a record applied since would have made it
+	 * stale), or pruned since, of records every snapshot sees.
+	 */
+	for (int l = 0; opts->tag_visible && l <= db->nlogs; l++)
+	{
+		cap += wc_db_recent_list(db, l)->n;
+		if (wc_db_recent_list(db, l)->forgotten > forgotten)
+			forgotten = wc_db_recent_list(db, l)->forgotten;
+	}
 
 	/* a record it may not see was forgotten: the versions it needs may be gone */
-	if (opts->tag_visible && v->recent.forgotten != 0 &&
-		v->recent.forgotten >= opts->snapshot_min &&
-		v->recent.forgotten >= wc_db_horizon(scan->db))	/* the version may be older */
+	if (opts->tag_visible && forgotten != 0 && forgotten >= opts->snapshot_min &&
+		forgotten >= wc_db_horizon(db))
 		return wc_err_set(err, WC_TOO_OLD,
 						  "the store no longer remembers which writes the snapshot saw (it kept the newest %u committed transactions)",
 						  scan->db->opts.recent_max);
@@ -977,25 +1027,34 @@ exclusions(wc_scan *scan, wc_err *err)
 		bool		ignored;
 		int			rc;
 
-		if (opts->tag_visible &&
+		if (opts->tag_visible && (!opts->snapshot_sets || opts->ask_unseen) &&
 			(rc = opts->tag_visible(opts->tag_visible_arg, r->tag, false, &ignored, err)) != WC_OK)
 			return rc;
 		scan->excl[scan->nexcl].lo = r->seq_lo;
 		scan->excl[scan->nexcl++].hi = r->seq_hi;
 	}
-	for (int i = 0; opts->tag_visible && i < v->recent.n; i++)
+	for (int l = 0; opts->tag_visible && l <= db->nlogs; l++)
 	{
-		const wc_recent *r = &v->recent.items[i];
-		bool		visible = true;
-		int			rc;
+		const wc_recent_list *rl = wc_db_recent_list(db, l);
 
-		if ((rc = opts->tag_visible(opts->tag_visible_arg, r->tag, true, &visible, err)) != WC_OK)
-			return rc;
-		if (visible)
-			continue;
-		scan->nexcl_committed++;
-		scan->excl[scan->nexcl].lo = r->seq_lo;
-		scan->excl[scan->nexcl++].hi = r->seq_hi;
+		for (int i = 0; i < rl->n; i++)
+		{
+			const wc_recent *r = &rl->items[i];
+			bool		visible = true;
+			int			rc;
+
+			if (opts->snapshot_sets && (visible = sets_see(opts, r->tag)))
+				continue;
+			if ((!opts->snapshot_sets || opts->ask_unseen) &&
+				(rc = opts->tag_visible(opts->tag_visible_arg, r->tag, true, &visible,
+										err)) != WC_OK)
+				return rc;
+			if (visible)
+				continue;
+			scan->nexcl_committed++;
+			scan->excl[scan->nexcl].lo = r->seq_lo;
+			scan->excl[scan->nexcl++].hi = r->seq_hi;
+		}
 	}
 	for (int i = 0; i < opts->npending_excl; i++)
 		scan->excl[scan->nexcl++] = opts->pending_excl[i];

@@ -1003,34 +1003,29 @@ wc_version_unref(wc_version *v)
 		wc_memtable_unref(v->mems[i].mt);
 	free(v->ssts);
 	free(v->mems);
-	wc_recent_clear(&v->recent);
 	wc_recent_clear(&v->held);
 	free(v);
 }
 
 /*
- * The records a scan of v must ask its snapshot about (committed, the horizon has
- * not passed them: pruned here as it moves) and those it never sees (held).
+ * The records a scan of v never sees (held); the handle's lists of those it
+ * must ask its snapshot about (committed, the horizon has not passed them) are
+ * pruned here as it moves.
  */
 static int
 version_recent(wc_db *db, wc_version *v, wc_err *err)
 {
 	int			rc = WC_OK;
-	bool		any = db->manifest.recent.n > 0 || db->manifest.recent.forgotten != 0;
+	bool		any = false;
 
-	for (int i = 0; i < db->nlogs && !any; i++)
-		any = db->logs[i]->recent.n > 0 || db->logs[i]->recent.forgotten != 0;
+	for (int i = 0; i <= db->nlogs && !any; i++)
+		any = wc_db_recent_list(db, i)->n > 0 || wc_db_recent_list(db, i)->forgotten != 0;
 	if (any)					/* the horizon is asked for only then */
 	{
 		uint64_t	horizon = wc_db_horizon(db);
 
-		wc_recent_prune(&db->manifest.recent, horizon);
-		rc = wc_recent_append(&v->recent, &db->manifest.recent, err);
-		for (int i = 0; i < db->nlogs && rc == WC_OK; i++)
-		{
-			wc_recent_prune(&db->logs[i]->recent, horizon);
-			rc = wc_recent_append(&v->recent, &db->logs[i]->recent, err);
-		}
+		for (int i = 0; i <= db->nlogs; i++)
+			wc_recent_prune(wc_db_recent_list(db, i), horizon);
 	}
 	for (int i = 0; i < db->nlogs && rc == WC_OK; i++)
 		for (int j = 0; j < db->logs[i]->nheld && rc == WC_OK; j++)

@@ -554,6 +554,21 @@ typedef struct wc_scan_opts
 	 * (PostgreSQL: its xmin); a scan that needs a forgotten record is WC_TOO_OLD. */
 	uint64_t	snapshot_min;
 	/*
+	 * With tag_visible, optionally the snapshot as bounds and a set, so that a
+	 * scan decides about the remembered writes without a call each (while a
+	 * long transaction holds the horizon back, a store remembers thousands):
+	 * a committed tag below snapshot_min is seen, one at or above snapshot_max
+	 * is not, and one between is seen unless it is among running (ascending,
+	 * nrunning tags).  tag_visible is then asked only about the writes the
+	 * snapshot does not see, committed or in progress, and only with
+	 * ask_unseen (PostgreSQL: a serializable transaction's conflict check).
+	 */
+	bool		snapshot_sets;
+	uint64_t	snapshot_max;
+	const uint64_t *running;
+	int			nrunning;
+	bool		ask_unseen;
+	/*
 	 * Rows in descending rowkey order (HBase's Scan.setReversed), the ranges
 	 * taken from the last to the first.  Within a row, cells come in the forward
 	 * order, (family, qualifier) ascending and versions newest first, as HBase

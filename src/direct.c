@@ -411,6 +411,8 @@ widecolBeginDirectModify(ForeignScanState *node, int eflags)
 	ds->snap.snapshot = estate->es_snapshot;
 	ds->snap.rel = ds->rel;
 	ds->snap.serializable = IsolationIsSerializable();
+	ds->snap.cxt = estate->es_query_cxt;
+	ds->snap.has_running = false;
 	ds->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw direct modify",
 									   ALLOCSET_DEFAULT_SIZES);
 	ds->store = wcfdw_store_get(ds->rel);

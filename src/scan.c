@@ -254,6 +254,15 @@ wcfdw_init_conds(ForeignScanState *node, int *nconds)
 	return conds;
 }
 
+static int
+wcfdw_u64_cmp(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a,
+				y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * wcfdw_scan_opts_snapshot
  *		Makes a scan read what snap's snapshot sees (doc/SQL.md,
@@ -263,13 +272,42 @@ wcfdw_init_conds(ForeignScanState *node, int *nconds)
 void
 wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap)
 {
-	if (snap->snapshot == NULL || !IsMVCCSnapshot(snap->snapshot))
+	Snapshot	s = snap->snapshot;
+
+	if (s == NULL || !IsMVCCSnapshot(s))
 		return;
 	o->tag_visible = wcfdw_tag_visible;
 	o->tag_visible_arg = snap;
-	o->snapshot_min = wcfdw_full_xid(snap->snapshot->xmin);
+	o->snapshot_min = wcfdw_full_xid(s->xmin);
+
+	/*
+	 * The snapshot as sets (wc.h): the engine decides about each remembered
+	 * write as XidInMVCCSnapshot would, without a call.  Tags are top-level
+	 * xids, which a snapshot taken outside recovery lists in xip whether or
+	 * not its subtransactions overflowed.  A snapshot taken during recovery
+	 * (xids in subxip) or a historic one is asked about each, as before.
+	 */
 	if (snap->serializable)
-		PredicateLockRelation(snap->rel, snap->snapshot);
+		PredicateLockRelation(snap->rel, s);
+	if (s->snapshot_type != SNAPSHOT_MVCC || s->takenDuringRecovery)
+		return;
+	if (!snap->has_running)
+	{
+		int			n = 0;
+
+		snap->running = MemoryContextAlloc(snap->cxt, sizeof(uint64) * Max(s->xcnt, 1));
+		for (uint32 i = 0; i < s->xcnt; i++)
+			if (TransactionIdIsNormal(s->xip[i]))
+				snap->running[n++] = wcfdw_full_xid(s->xip[i]);
+		qsort(snap->running, n, sizeof(uint64), wcfdw_u64_cmp);
+		snap->nrunning = n;
+		snap->has_running = true;
+	}
+	o->snapshot_sets = true;
+	o->snapshot_max = wcfdw_full_xid(s->xmax);
+	o->running = snap->running;
+	o->nrunning = snap->nrunning;
+	o->ask_unseen = snap->serializable;
 }
 
 /*
@@ -284,6 +322,9 @@ wcfdw_scan_opts_newest(wc_scan_opts *o)
 	o->tag_visible = NULL;
 	o->tag_visible_arg = NULL;
 	o->snapshot_min = 0;
+	o->snapshot_sets = false;
+	o->running = NULL;
+	o->nrunning = 0;
 }
 
 /*
@@ -419,6 +460,8 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 	ss->snap.snapshot = estate->es_snapshot;
 	ss->snap.rel = ss->rel;
 	ss->snap.serializable = IsolationIsSerializable();
+	ss->snap.cxt = estate->es_query_cxt;
+	ss->snap.has_running = false;
 	if (list_length(plan->fdw_private) > WCFDW_PRIV_LOCK)
 	{
 		List	   *lock = list_nth(plan->fdw_private, WCFDW_PRIV_LOCK);

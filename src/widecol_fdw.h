@@ -214,6 +214,10 @@ typedef struct WcFdwSnapshotArg
 	Snapshot	snapshot;
 	Relation	rel;			/* for serializable transactions' conflicts */
 	bool		serializable;
+	MemoryContext cxt;			/* the statement's, for running */
+	uint64	   *running;		/* snapshot's running transactions as tags, */
+	int			nrunning;		/* ascending (wcfdw_scan_opts_snapshot), */
+	bool		has_running;	/* once made */
 } WcFdwSnapshotArg;
 
 extern int	wcfdw_tag_visible(void *arg, uint64_t tag, bool committed, bool *visible,

@@ -100,9 +100,88 @@ write_batch(wc_db *db, wc_batch *b)
 	CHECK_OK(wc_db_refresh(db, &err), &err);
 }
 
-/* Scans with opts and renders every cell as "row/fam:qual@ts=val;" into out. */
+typedef struct test_snap
+{
+	uint64_t	xmax;
+	uint64_t	running[4];
+	int			nrunning;
+	int			told_in_progress;	/* tags reported as still in progress */
+	int			asked;			/* about committed tags */
+} test_snap;
+
+static int
+snap_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err)
+{
+	test_snap  *s = arg;
+
+	(void) err;
+	if (!committed)
+	{
+		s->told_in_progress++;
+		return WC_OK;
+	}
+	s->asked++;
+	*visible = tag < s->xmax;
+	for (int i = 0; i < s->nrunning; i++)
+		if (s->running[i] == tag)
+			*visible = false;
+	return WC_OK;
+}
+
+/* o, whose tag_visible is snap_visible, with the same snapshot as sets (wc.h);
+ * running must have room for s's */
+static void
+snap_as_sets(wc_scan_opts *o, const test_snap *s, uint64_t *running, bool ask_unseen)
+{
+	int			n = s->nrunning;
+
+	memcpy(running, s->running, sizeof(uint64_t) * (size_t) n);
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && running[j - 1] > running[j]; j--)
+		{
+			uint64_t	t = running[j];
+
+			running[j] = running[j - 1];
+			running[j - 1] = t;
+		}
+	o->snapshot_sets = true;
+	o->snapshot_max = s->xmax;
+	o->running = running;
+	o->nrunning = n;
+	o->ask_unseen = ask_unseen;
+}
+
+static void render_one(wc_db *db, const wc_scan_opts *opts, char *out, size_t size);
+
+/*
+ * Scans with opts and renders every cell as "row/fam:qual@ts=val;" into out.
+ * A scan with test_snap's snapshot reads again with the snapshot as sets,
+ * which must give the same cells.
+ */
 static void
 render(wc_db *db, const wc_scan_opts *opts, char *out, size_t size)
+{
+	render_one(db, opts, out, size);
+	if (opts->tag_visible == snap_visible && !opts->snapshot_sets)
+	{
+		test_snap  *s = opts->tag_visible_arg;
+		int			told = s->told_in_progress;
+		uint64_t	running[4];
+		wc_scan_opts sets = *opts;
+		char	   *again = malloc(size);
+
+		snap_as_sets(&sets, s, running, true);
+		render_one(db, &sets, again, size);
+		CHECK(strcmp(out, again) == 0, "the snapshot as sets reads otherwise:\n  %s\n  %s",
+			  again, out);
+		s->told_in_progress = told;
+		free(again);
+	}
+}
+
+/* Scans with opts and renders every cell as "row/fam:qual@ts=val;" into out. */
+static void
+render_one(wc_db *db, const wc_scan_opts *opts, char *out, size_t size)
 {
 	wc_scan    *s = NULL;
 	wc_cell_view c;
@@ -2201,32 +2280,6 @@ horizon_now(void *arg)
 	return test_horizon;
 }
 
-typedef struct test_snap
-{
-	uint64_t	xmax;
-	uint64_t	running[4];
-	int			nrunning;
-	int			told_in_progress;	/* tags reported as still in progress */
-} test_snap;
-
-static int
-snap_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err)
-{
-	test_snap  *s = arg;
-
-	(void) err;
-	if (!committed)
-	{
-		s->told_in_progress++;
-		return WC_OK;
-	}
-	*visible = tag < s->xmax;
-	for (int i = 0; i < s->nrunning; i++)
-		if (s->running[i] == tag)
-			*visible = false;
-	return WC_OK;
-}
-
 /* A store of fams3, opened with the horizon callback (and open_recent_max). */
 static wc_db *
 open_db_horizon(const char *dir)
@@ -2255,6 +2308,88 @@ write_tagged(wc_db *db, uint64_t tag, const char *row, const char *qual, int64_t
 	CHECK_OK(wc_db_write(db, &b, 1, tag, false, &err), &err);
 	wc_batch_free(b);
 	CHECK_OK(wc_db_refresh(db, &err), &err);
+}
+
+/*
+ * The snapshot as sets (wc.h, snapshot_sets) decides as the callback does,
+ * without asking it about what the snapshot sees: a write of a transaction
+ * that ran when the snapshot began, one after its xmax, one below its xmin;
+ * and thousands of remembered writes, as a long transaction leaves.
+ */
+static void
+test_snapshot_sets(void)
+{
+	char	   *dir = test_tmpdir("snapsets");
+	wc_db	   *db;
+	wc_scan_opts cb,
+				sets;
+	test_snap	s = {.xmax = 53};
+	uint64_t	running[4];
+	char		row[16];
+
+	test_horizon = 1;
+	db = open_db_horizon(dir);
+	wc_scan_opts_init(&cb);
+	cb.tag_visible = snap_visible;
+	cb.tag_visible_arg = &s;
+	write_tagged(db, 50, "a", "q", 1, "v1", false);
+	write_tagged(db, 51, "b", "q", 1, "v1", false);
+	write_tagged(db, 52, "c", "q", 1, "v1", false);
+	write_tagged(db, 53, "a", "q", 2, "v2", false);
+	s.running[s.nrunning++] = 51;
+
+	/* the callback alone: asked about each of the four */
+	s.asked = 0;
+	EXPECT_SCAN(db, &cb, "a/anchor:q@1=v1;c/anchor:q@1=v1;");
+	CHECK(s.asked >= 4, "the callback was asked %d times", s.asked);
+
+	/* sets: asked about none, or (ask_unseen) about the two it does not see */
+	sets = cb;
+	snap_as_sets(&sets, &s, running, false);
+	s.asked = 0;
+	EXPECT_SCAN(db, &sets, "a/anchor:q@1=v1;c/anchor:q@1=v1;");
+	CHECK(s.asked == 0, "sets asked %d times, want 0", s.asked);
+	sets.ask_unseen = true;
+	s.asked = 0;
+	EXPECT_SCAN(db, &sets, "a/anchor:q@1=v1;c/anchor:q@1=v1;");
+	CHECK(s.asked == 2, "sets with ask_unseen asked %d times, want 2", s.asked);
+	/* below snapshot_min, seen whatever running says */
+	sets.ask_unseen = false;
+	sets.snapshot_min = 52;
+	running[0] = 50;
+	EXPECT_SCAN(db, &sets, "a/anchor:q@1=v1;b/anchor:q@1=v1;c/anchor:q@1=v1;");
+	sets.snapshot_min = 0;
+	EXPECT_SCAN(db, &sets, "b/anchor:q@1=v1;c/anchor:q@1=v1;");
+
+	/* 2,000 remembered writes after the four: two of them still running */
+	for (int i = 0; i < 2000; i++)
+	{
+		snprintf(row, sizeof(row), "m%04d", i);
+		write_tagged(db, 1000 + (uint64_t) i, row, "q", 1, "w", false);
+	}
+	s.xmax = 2990;
+	s.nrunning = 0;
+	s.running[s.nrunning++] = 2500;
+	s.running[s.nrunning++] = 1010;
+	s.running[s.nrunning++] = 51;
+	sets = cb;
+	snap_as_sets(&sets, &s, running, false);
+	s.asked = 0;
+	{
+		wc_key_range r = {(const uint8_t *) "m0009", 5, WC_INCLUSIVE,
+		(const uint8_t *) "m0011", 5, WC_INCLUSIVE};
+
+		cb.ranges = sets.ranges = &r;
+		cb.nranges = sets.nranges = 1;
+		EXPECT_SCAN(db, &sets, "m0009/anchor:q@1=w;m0011/anchor:q@1=w;");
+		CHECK(s.asked == 0, "sets asked %d times about 2,004 writes, want 0", s.asked);
+		EXPECT_SCAN(db, &cb, "m0009/anchor:q@1=w;m0011/anchor:q@1=w;");
+		CHECK(s.asked >= 2004, "the callback was asked %d times", s.asked);
+		cb.nranges = sets.nranges = 0;
+		cb.ranges = sets.ranges = NULL;
+	}
+	wc_db_close(db);
+	test_rmdir(dir);
 }
 
 /*
@@ -3063,6 +3198,7 @@ main(void)
 	test_prepared();
 	test_flush_nowait();
 	test_snapshots();
+	test_snapshot_sets();
 	test_snapshot_too_old();
 	test_published_end();
 	test_webtable();
