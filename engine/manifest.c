@@ -382,6 +382,7 @@ decode_body(cursor *c, uint32_t format, wc_manifest *m)
 		}
 		if ((rc = get_fixed64(c, "forgotten", &m->recent.forgotten)) != WC_OK)
 			return rc;
+		wc_recent_sort(&m->recent);	/* older versions wrote them in commit order */
 	}
 	if (c->p != c->end)
 		return wc_err_set(c->err, WC_CORRUPT,
@@ -543,16 +544,80 @@ wc_manifest_clear(wc_manifest *m)
 
 /* ---------------------------------------------------------------- recent records */
 
+/*
+ * A list is kept in ascending tag order (ties in any order), so that a scan
+ * finds the records a snapshot does not see by binary searches (scan.c).
+ * Records come in the order their transactions committed, close to the order
+ * of their tags: an insertion moves few, a long transaction's record many.
+ */
 int
 wc_recent_add(wc_recent_list *l, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi, wc_err *err)
 {
+	int			i;
+
 	if (!wc_array_reserve(&l->items, &l->cap, (size_t) l->n + 1, sizeof(wc_recent)))
 		return wc_err_set(err, WC_NOMEM, "out of memory");
-	l->items[l->n].tag = tag;
-	l->items[l->n].seq_lo = seq_lo;
-	l->items[l->n].seq_hi = seq_hi;
+	for (i = l->n; i > 0 && l->items[i - 1].tag > tag; i--)
+		;
+	if (i < l->n)
+		memmove(l->items + i + 1, l->items + i, sizeof(wc_recent) * (size_t) (l->n - i));
+	l->items[i].tag = tag;
+	l->items[i].seq_lo = seq_lo;
+	l->items[i].seq_hi = seq_hi;
 	l->n++;
 	return WC_OK;
+}
+
+/* Takes back the record wc_recent_add added (tag, seq_lo). */
+void
+wc_recent_remove(wc_recent_list *l, uint64_t tag, uint64_t seq_lo)
+{
+	for (int i = wc_recent_lower_bound(l, 0, tag); i < l->n && l->items[i].tag == tag; i++)
+		if (l->items[i].seq_lo == seq_lo)
+		{
+			memmove(l->items + i, l->items + i + 1, sizeof(wc_recent) * (size_t) (l->n - i - 1));
+			l->n--;
+			return;
+		}
+}
+
+static int
+tag_cmp(const void *a, const void *b)
+{
+	const wc_recent *x = a,
+			   *y = b;
+
+	return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+/* Puts l back in tag order (a list read from an older MANIFEST, two joined). */
+void
+wc_recent_sort(wc_recent_list *l)
+{
+	for (int i = 1; i < l->n; i++)
+		if (l->items[i - 1].tag > l->items[i].tag)
+		{
+			qsort(l->items, (size_t) l->n, sizeof(wc_recent), tag_cmp);
+			return;
+		}
+}
+
+/* The first of l's records whose tag is tag or above, from lo on (l->n if none). */
+int
+wc_recent_lower_bound(const wc_recent_list *l, int lo, uint64_t tag)
+{
+	int			hi = l->n;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (l->items[mid].tag < tag)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 int
@@ -568,6 +633,7 @@ wc_recent_append(wc_recent_list *dst, const wc_recent_list *src, wc_err *err)
 	memcpy(dst->items + dst->n, src->items, sizeof(wc_recent) * (size_t) src->n);
 	dst->n += src->n;
 	dst->pruned_at = 0;			/* src's may be below dst's last horizon */
+	wc_recent_sort(dst);
 	if (src->forgotten > dst->forgotten)
 		dst->forgotten = src->forgotten;
 	return WC_OK;
@@ -595,15 +661,6 @@ wc_recent_prune(wc_recent_list *l, uint64_t horizon)
 	l->n = kept;
 	if (l->forgotten < horizon)
 		l->forgotten = 0;
-}
-
-static int
-tag_cmp(const void *a, const void *b)
-{
-	const wc_recent *x = a,
-			   *y = b;
-
-	return x->tag < y->tag ? -1 : x->tag > y->tag;
 }
 
 void

@@ -42,6 +42,12 @@ int			wc_recent_add(wc_recent_list *l, uint64_t tag, uint64_t seq_lo, uint64_t s
 int			wc_recent_append(wc_recent_list *dst, const wc_recent_list *src, wc_err *err);
 /* Drops the entries whose tag is below horizon (the horizon passed them). */
 void		wc_recent_prune(wc_recent_list *l, uint64_t horizon);
+/* Lists are kept in ascending tag order: wc_recent_sort restores it, and
+ * wc_recent_lower_bound gives the first record at or above tag from lo on. */
+void		wc_recent_sort(wc_recent_list *l);
+int			wc_recent_lower_bound(const wc_recent_list *l, int lo, uint64_t tag);
+/* Takes back the record (tag, seq_lo) that wc_recent_add added. */
+void		wc_recent_remove(wc_recent_list *l, uint64_t tag, uint64_t seq_lo);
 /* Over max entries: forgets the oldest tags down to 3/4 of max (l->forgotten). */
 void		wc_recent_bound(wc_recent_list *l, uint32_t max);
 /* The lowest seq_lo of the list, or UINT64_MAX when it is empty. */

@@ -959,27 +959,26 @@ range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Does the snapshot opts describes as sets (snapshot_sets) see committed tag? */
-static bool
-sets_see(const wc_scan_opts *opts, uint64_t tag)
+/*
+ * Committed record r is one the scan's snapshot does not see (by the sets):
+ * excluded, after the snapshot was asked (ask_unseen), which has the last word.
+ */
+static int
+exclude_unseen(wc_scan *scan, const wc_recent *r, wc_err *err)
 {
-	int			lo = 0,
-				hi = opts->nrunning;
+	const wc_scan_opts *opts = scan->opts;
+	bool		visible = false;
+	int			rc;
 
-	if (tag < opts->snapshot_min)
-		return true;
-	if (tag >= opts->snapshot_max)
-		return false;
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if (opts->running[mid] < tag)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo == opts->nrunning || opts->running[lo] != tag;
+	if (opts->ask_unseen &&
+		(rc = opts->tag_visible(opts->tag_visible_arg, r->tag, true, &visible, err)) != WC_OK)
+		return rc;
+	if (visible)
+		return WC_OK;
+	scan->nexcl_committed++;
+	scan->excl[scan->nexcl].lo = r->seq_lo;
+	scan->excl[scan->nexcl++].hi = r->seq_hi;
+	return WC_OK;
 }
 
 /*
@@ -1036,17 +1035,40 @@ exclusions(wc_scan *scan, wc_err *err)
 	for (int l = 0; opts->tag_visible && l <= db->nlogs; l++)
 	{
 		const wc_recent_list *rl = wc_db_recent_list(db, l);
+		int			rc;
 
+		if (opts->snapshot_sets)
+		{
+			/*
+			 * In tag order (manifest.c): below snapshot_min every record is
+			 * seen, from snapshot_max on none, and between them only the
+			 * running transactions' are not: binary searches, not a look at
+			 * each of the thousands a long transaction keeps remembered.
+			 */
+			int			lo = wc_recent_lower_bound(rl, 0, opts->snapshot_min),
+						hi = wc_recent_lower_bound(rl, lo, opts->snapshot_max);
+
+			for (int k = 0; k < opts->nrunning; k++)
+			{
+				uint64_t	t = opts->running[k];
+
+				if (t < opts->snapshot_min || t >= opts->snapshot_max)
+					continue;
+				for (int i = wc_recent_lower_bound(rl, lo, t); i < hi && rl->items[i].tag == t; i++)
+					if ((rc = exclude_unseen(scan, &rl->items[i], err)) != WC_OK)
+						return rc;
+			}
+			for (int i = hi; i < rl->n; i++)
+				if ((rc = exclude_unseen(scan, &rl->items[i], err)) != WC_OK)
+					return rc;
+			continue;
+		}
 		for (int i = 0; i < rl->n; i++)
 		{
 			const wc_recent *r = &rl->items[i];
 			bool		visible = true;
-			int			rc;
 
-			if (opts->snapshot_sets && (visible = sets_see(opts, r->tag)))
-				continue;
-			if ((!opts->snapshot_sets || opts->ask_unseen) &&
-				(rc = opts->tag_visible(opts->tag_visible_arg, r->tag, true, &visible,
+			if ((rc = opts->tag_visible(opts->tag_visible_arg, r->tag, true, &visible,
 										err)) != WC_OK)
 				return rc;
 			if (visible)

@@ -712,7 +712,7 @@ apply_committed(wc_db *db, wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_
 	if (remember && (rc = wc_recent_add(&lm->recent, tag, seq_lo, seq_hi, err)) != WC_OK)
 		return rc;
 	if ((rc = apply_payload(db, lm, payload, len, off, err)) != WC_OK && remember)
-		lm->recent.n--;
+		wc_recent_remove(&lm->recent, tag, seq_lo);
 	else if (remember)
 		wc_recent_bound(&lm->recent, db->opts.recent_max);
 	return rc;

@@ -2388,6 +2388,25 @@ test_snapshot_sets(void)
 		cb.nranges = sets.nranges = 0;
 		cb.ranges = sets.ranges = NULL;
 	}
+
+	/* commits out of tag order (a transaction with an older xid commits later) */
+	write_tagged(db, 3100, "o1", "q", 1, "late tag first", false);
+	write_tagged(db, 3050, "o2", "q", 1, "early tag later", false);
+	write_tagged(db, 3075, "o3", "q", 1, "between", false);
+	s.xmax = 3090;
+	s.nrunning = 0;
+	s.running[s.nrunning++] = 3050;
+	{
+		wc_key_range r = {(const uint8_t *) "o", 1, WC_INCLUSIVE,
+		(const uint8_t *) "o9", 2, WC_INCLUSIVE};
+
+		cb.ranges = &r;
+		cb.nranges = 1;
+		/* render() reads it again through the sets and compares */
+		EXPECT_SCAN(db, &cb, "o3/anchor:q@1=between;");
+		cb.nranges = 0;
+		cb.ranges = NULL;
+	}
 	wc_db_close(db);
 	test_rmdir(dir);
 }

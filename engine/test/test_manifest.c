@@ -148,6 +148,79 @@ manifest_eq(const wc_manifest *a, const wc_manifest *b)
 	return true;
 }
 
+/*
+ * Recent records are kept in tag order (scans binary-search them): whatever
+ * the order they are added in, joined in, or read from a MANIFEST that an
+ * older version wrote in commit order.
+ */
+static void
+test_recent_order(void)
+{
+	const uint64_t tags[] = {50, 30, 90, 30, 70, 10, 95, 60};
+	wc_recent_list l,
+				other;
+	wc_manifest m,
+				back;
+	uint8_t    *buf;
+	size_t		len;
+	wc_err		err;
+
+	memset(&l, 0, sizeof(l));
+	memset(&other, 0, sizeof(other));
+	wc_err_clear(&err);
+	for (int i = 0; i < 8; i++)
+		CHECK_OK(wc_recent_add(&l, tags[i], 100 + (uint64_t) i, 100 + (uint64_t) i, &err), &err);
+	for (int i = 1; i < l.n; i++)
+		CHECK(l.items[i - 1].tag <= l.items[i].tag, "added: tag %llu before %llu",
+			  (unsigned long long) l.items[i - 1].tag, (unsigned long long) l.items[i].tag);
+	CHECK(l.items[0].tag == 10 && l.items[0].seq_lo == 105, "the record moves with its tag");
+	CHECK(wc_recent_lower_bound(&l, 0, 30) == 1 && wc_recent_lower_bound(&l, 0, 31) == 3 &&
+		  wc_recent_lower_bound(&l, 0, 1) == 0 && wc_recent_lower_bound(&l, 0, 96) == 8 &&
+		  wc_recent_lower_bound(&l, 4, 30) == 4, "lower bounds");
+
+	/* a record taken back (its apply failed) is that one, wherever it went */
+	CHECK_OK(wc_recent_add(&l, 20, 200, 200, &err), &err);
+	wc_recent_remove(&l, 30, 103);
+	wc_recent_remove(&l, 20, 200);
+	CHECK(l.n == 7 && l.items[1].tag == 30 && l.items[1].seq_lo == 101 && l.items[2].tag == 50,
+		  "taken back: %d records, then tag %llu seq %llu", l.n,
+		  (unsigned long long) l.items[1].tag, (unsigned long long) l.items[1].seq_lo);
+	CHECK_OK(wc_recent_add(&l, 30, 103, 103, &err), &err);
+
+	/* joined: a flush moves a log's list after MANIFEST's */
+	CHECK_OK(wc_recent_add(&other, 40, 1, 1, &err), &err);
+	CHECK_OK(wc_recent_add(&other, 99, 2, 2, &err), &err);
+	CHECK_OK(wc_recent_append(&l, &other, &err), &err);
+	CHECK(l.n == 10, "%d records joined", l.n);
+	for (int i = 1; i < l.n; i++)
+		CHECK(l.items[i - 1].tag <= l.items[i].tag, "joined: tag %llu before %llu",
+			  (unsigned long long) l.items[i - 1].tag, (unsigned long long) l.items[i].tag);
+
+	/* a MANIFEST with its list out of order (as older versions wrote it) */
+	memset(&m, 0, sizeof(m));
+	m.version = 1;
+	m.next_file = 2;
+	CHECK_OK(wc_recent_append(&m.recent, &l, &err), &err);
+	{
+		wc_recent	t = m.recent.items[0];
+
+		m.recent.items[0] = m.recent.items[m.recent.n - 1];
+		m.recent.items[m.recent.n - 1] = t;
+	}
+	CHECK_OK(wc_manifest_encode(&m, &buf, &len, &err), &err);
+	CHECK_OK(wc_manifest_decode(buf, len, &back, &err), &err);
+	CHECK(back.recent.n == 10, "%d records read", back.recent.n);
+	for (int i = 1; i < back.recent.n; i++)
+		CHECK(back.recent.items[i - 1].tag <= back.recent.items[i].tag,
+			  "read: tag %llu before %llu", (unsigned long long) back.recent.items[i - 1].tag,
+			  (unsigned long long) back.recent.items[i].tag);
+	free(buf);
+	wc_manifest_clear(&m);
+	wc_manifest_clear(&back);
+	wc_recent_clear(&l);
+	wc_recent_clear(&other);
+}
+
 static void
 test_roundtrip(void)
 {
@@ -668,6 +741,7 @@ main(void)
 	t_name = "test_manifest";
 	test_golden();
 	test_golden_v2();
+	test_recent_order();
 	test_roundtrip();
 	test_damage();
 	test_malformed();
