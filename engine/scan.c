@@ -982,6 +982,38 @@ exclude_unseen(wc_scan *scan, const wc_recent *r, wc_err *err)
 }
 
 /*
+ * Does the scan's snapshot see every forgotten record (tags up to forgotten,
+ * committed when they were forgotten)?  Known only for a snapshot given as
+ * sets: it does when it sees all tags up to forgotten but its running ones,
+ * and each of those in that span has not committed yet, so that none of its
+ * writes can have been remembered, let alone forgotten.  While a long
+ * transaction runs, every snapshot has its xid as xmin and among the running
+ * ones: without this, every read of a busy store would fail once it forgot a
+ * record.  1 or 0; an error code, with err set, if a state could not be learnt.
+ */
+static int
+forgotten_seen(wc_scan *scan, uint64_t forgotten, wc_err *err)
+{
+	const wc_scan_opts *opts = scan->opts;
+
+	if (!opts->snapshot_sets || forgotten >= opts->snapshot_max)
+		return 0;
+	for (int k = 0; k < opts->nrunning; k++)
+	{
+		wc_txn_state state;
+		int			rc;
+
+		if (opts->running[k] < opts->snapshot_min || opts->running[k] > forgotten)
+			continue;
+		if ((rc = wc_db_resolve(scan->db, opts->running[k], &state, err)) != WC_OK)
+			return rc < 0 ? rc : WC_CALLBACK;
+		if (state == WC_TXN_COMMITTED)
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * The seqs the scan must not see (DESIGN.md, "Snapshots"): records still in
  * progress when the version was built, and committed ones the reader's snapshot
  * says it does not see.
@@ -1013,9 +1045,16 @@ exclusions(wc_scan *scan, wc_err *err)
 	/* a record it may not see was forgotten: the versions it needs may be gone */
 	if (opts->tag_visible && forgotten != 0 && forgotten >= opts->snapshot_min &&
 		forgotten >= wc_db_horizon(db))
-		return wc_err_set(err, WC_TOO_OLD,
-						  "the store no longer remembers which writes the snapshot saw (it kept the newest %u committed transactions)",
-						  scan->db->opts.recent_max);
+	{
+		int			seen = forgotten_seen(scan, forgotten, err);
+
+		if (seen < 0)
+			return seen;
+		if (!seen)
+			return wc_err_set(err, WC_TOO_OLD,
+							  "the store no longer remembers which writes the snapshot saw (it kept the newest %u committed transactions)",
+							  scan->db->opts.recent_max);
+	}
 	if (cap == 0)
 		return WC_OK;
 	if ((scan->excl = malloc(sizeof(wc_seq_range) * (size_t) cap)) == NULL)

@@ -2567,6 +2567,43 @@ test_snapshot_too_old(void)
 	wc_err_clear(&err);
 	CHECK_OK(wc_scan_open(db, &now, &scan, &err), &err);
 	wc_scan_close(scan);
+
+	/*
+	 * A long transaction (tag 90, no write of its own yet) holds every
+	 * snapshot's xmin: given as sets, a snapshot that sees everything else
+	 * reads on, since no forgotten record can be the long transaction's.
+	 * One whose running set holds a committed transaction at or below the
+	 * forgotten tags might not have seen its record: too old, as a snapshot
+	 * given only as a callback always is.
+	 */
+	{
+		test_snap	s_long = {.xmax = 1000};
+		wc_scan_opts lng = old;
+		uint64_t	running[4];
+
+		s_long.running[s_long.nrunning++] = 90;
+		tag_state[90] = WC_TXN_IN_PROGRESS;
+		lng.tag_visible_arg = &s_long;
+		lng.snapshot_min = 90;
+		CHECK(wc_scan_open(db, &lng, &scan, &err) == WC_TOO_OLD,
+			  "the callback alone read on: %s", err.msg);
+		wc_err_clear(&err);
+		snap_as_sets(&lng, &s_long, running, false);
+		CHECK_OK(wc_scan_open(db, &lng, &scan, &err), &err);
+		wc_scan_close(scan);
+		s_long.running[s_long.nrunning++] = 105;	/* committed, forgotten */
+		snap_as_sets(&lng, &s_long, running, false);
+		CHECK(wc_scan_open(db, &lng, &scan, &err) == WC_TOO_OLD,
+			  "a running set with a forgotten commit read on: %s", err.msg);
+		wc_err_clear(&err);
+		s_long.nrunning = 1;
+		tag_state[90] = WC_TXN_COMMITTED;
+		snap_as_sets(&lng, &s_long, running, false);
+		CHECK(wc_scan_open(db, &lng, &scan, &err) == WC_TOO_OLD,
+			  "a running set with a committed transaction read on: %s", err.msg);
+		wc_err_clear(&err);
+		tag_state[90] = WC_TXN_COMMITTED;
+	}
 	CHECK_OK(wc_db_flush(db, &err), &err);
 	db2 = open_db_horizon(dir);
 	CHECK(wc_scan_open(db2, &old, &scan, &err) == WC_TOO_OLD,
