@@ -1037,9 +1037,21 @@ exclusions(wc_scan *scan, wc_err *err)
 	 */
 	for (int l = 0; opts->tag_visible && l <= db->nlogs; l++)
 	{
-		cap += wc_db_recent_list(db, l)->n;
-		if (wc_db_recent_list(db, l)->forgotten > forgotten)
-			forgotten = wc_db_recent_list(db, l)->forgotten;
+		const wc_recent_list *rl = wc_db_recent_list(db, l);
+
+		if (rl->forgotten > forgotten)
+			forgotten = rl->forgotten;
+		if (!opts->snapshot_sets)
+		{
+			cap += rl->n;
+			continue;
+		}
+		/* as many as it can exclude below, not the thousands it will not */
+		cap += rl->n - wc_recent_lower_bound(rl, 0, opts->snapshot_max);
+		for (int k = 0; k < opts->nrunning; k++)
+			for (int i = wc_recent_lower_bound(rl, 0, opts->running[k]);
+				 i < rl->n && rl->items[i].tag == opts->running[k]; i++)
+				cap++;
 	}
 
 	/* a record it may not see was forgotten: the versions it needs may be gone */
