@@ -65,7 +65,8 @@ FETCH ALL FROM c;
 SELECT * FROM snap_both ORDER BY 1;		-- READ COMMITTED: a new statement, a new snapshot
 COMMIT;
 
--- row locks: another session holds row a (UPDATE), so ours waits ...
+-- row locks: another session holds row a (UPDATE: the row's lock and its rowkey's), so ours
+-- waits ...
 SELECT dblink_exec('rr', 'BEGIN');
 SELECT dblink_exec('rr', 'UPDATE snap SET value = ''locked'' WHERE rowkey = ''a''');
 SELECT locktype, mode, granted FROM pg_locks

@@ -416,9 +416,10 @@ widecolBeginDirectModify(ForeignScanState *node, int eflags)
 	ds->rowcxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw direct modify",
 									   ALLOCSET_DEFAULT_SIZES);
 	ds->store = wcfdw_store_get(ds->rel);
+	ds->snap.owner = ds->store->relid;
 	wcfdw_store_begin_statement(ds->store, estate);
 	/* as any write of the table (modify.c) */
-	CheckForSerializableConflictIn(ds->rel, NULL, InvalidBlockNumber);
+	wcfdw_ssi_conflict_in(ds->rel, ds->store->relid);
 	ds->cb.func = wcfdw_direct_cleanup;
 	ds->cb.arg = ds;
 	MemoryContextRegisterResetCallback(estate->es_query_cxt, &ds->cb);

@@ -158,9 +158,10 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 		ms->updated = ExecGetUpdatedCols(rinfo, estate);
 	ms->store = wcfdw_store_get(ms->rel);
 	wcfdw_store_begin_statement(ms->store, estate);
-	/* a serializable reader of the table before us is in a read-write conflict
-	 * with this write, as with a heap table read by a sequential scan */
-	CheckForSerializableConflictIn(ms->rel, NULL, InvalidBlockNumber);
+	/* a serializable reader of the table (of its store) before us is in a
+	 * read-write conflict with this write, as with a heap table read by a
+	 * sequential scan */
+	wcfdw_ssi_conflict_in(ms->rel, ms->store->relid);
 	ms->cb.func = wcfdw_modify_cleanup;
 	ms->cb.arg = ms;
 	MemoryContextRegisterResetCallback(estate->es_query_cxt, &ms->cb);

@@ -19,6 +19,7 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
 #include "access/transam.h"
 #include "access/twophase.h"
 #include "access/xlog.h"
@@ -26,6 +27,7 @@
 #include "miscadmin.h"
 #include "storage/predicate.h"
 #include "storage/procarray.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "widecol_fdw.h"
@@ -157,6 +159,46 @@ wcfdw_full_xid(TransactionId xid)
 }
 
 /*
+ * Serializable transactions' predicate locks and conflicts stand on the
+ * table that has the store (store->relid), also when the table used only
+ * shows it (option store): so reads and writes through a tall and a wide
+ * table over one store conflict as through one table, as a view's do on its
+ * base table.  That table is locked (wcfdw_store_get) for the transaction.
+ */
+static Relation
+wcfdw_ssi_open(Relation rel, Oid owner)
+{
+	return RelationGetRelid(rel) == owner ? rel : relation_open(owner, NoLock);
+}
+
+static void
+wcfdw_ssi_close(Relation rel, Relation used)
+{
+	if (used != rel)
+		relation_close(used, NoLock);
+}
+
+/* PredicateLockRelation of rel's store */
+void
+wcfdw_ssi_lock(Relation rel, Oid owner, Snapshot snapshot)
+{
+	Relation	r = wcfdw_ssi_open(rel, owner);
+
+	PredicateLockRelation(r, snapshot);
+	wcfdw_ssi_close(rel, r);
+}
+
+/* CheckForSerializableConflictIn of a write of rel's store */
+void
+wcfdw_ssi_conflict_in(Relation rel, Oid owner)
+{
+	Relation	r = wcfdw_ssi_open(rel, owner);
+
+	CheckForSerializableConflictIn(r, NULL, InvalidBlockNumber);
+	wcfdw_ssi_close(rel, r);
+}
+
+/*
  * wcfdw_tag_visible
  *		The engine's tag_visible callback: does the scan's snapshot see the
  *		writes of the committed transaction tag?
@@ -181,7 +223,12 @@ wcfdw_tag_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err
 		if (committed)
 			*visible = seen;
 		if (!seen && sa->serializable && TransactionIdIsNormal(xid))
-			CheckForSerializableConflictOut(sa->rel, xid, sa->snapshot);
+		{
+			Relation	r = wcfdw_ssi_open(sa->rel, sa->owner);
+
+			CheckForSerializableConflictOut(r, xid, sa->snapshot);
+			wcfdw_ssi_close(sa->rel, r);
+		}
 	}
 	PG_CATCH();
 	{

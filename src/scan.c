@@ -288,7 +288,7 @@ wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap)
 	 * (xids in subxip) or a historic one is asked about each, as before.
 	 */
 	if (snap->serializable)
-		PredicateLockRelation(snap->rel, s);
+		wcfdw_ssi_lock(snap->rel, snap->owner, s);
 	if (s->snapshot_type != SNAPSHOT_MVCC || s->takenDuringRecovery)
 		return;
 	if (!snap->has_running)
@@ -472,6 +472,7 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 	}
 
 	ss->store = wcfdw_store_get(ss->rel);
+	ss->snap.owner = ss->store->relid;
 	wcfdw_store_begin_statement(ss->store, estate);
 
 	ss->cb.func = wcfdw_scan_cleanup;
@@ -674,16 +675,24 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 }
 
 /*
+ * wcfdw_rowkey_hash
+ *		A hash of a rowkey: the tag of a wide table's row lock, and of the
+ *		intention lock a tall table's row lock takes beside its own
+ */
+static inline uint64
+wcfdw_rowkey_hash(const uint8 *row, size_t row_len)
+{
+	return hash_bytes_extended(row, (int) row_len, 0);
+}
+
+/*
  * wcfdw_row_hash
  *		A hash of a tall table's row (a cell version): (rowkey, family,
- *		qualifier, ts)
+ *		qualifier, ts), from its rowkey's hash h
  */
 static uint64
-wcfdw_row_hash(const wc_cell_view *c)
+wcfdw_row_hash(const wc_cell_view *c, uint64 h)
 {
-	uint64		h;
-
-	h = hash_bytes_extended(c->row, (int) c->row_len, 0);
 	h = hash_bytes_extended((const unsigned char *) c->family, (int) c->family_len, h);
 	h = hash_bytes_extended(c->qual, (int) c->qual_len, h);
 	return hash_bytes_extended((const unsigned char *) &c->ts, sizeof(c->ts), h);
@@ -706,15 +715,60 @@ wcfdw_row_lock_not_available(Relation rel, LockWaitPolicy wait)
 }
 
 /*
- * wcfdw_acquire_row_lock
- *		Takes the row lock of the row whose hash is h, in the scan's mode;
+ * wcfdw_row_intention_mode
+ *		The mode of the rowkey lock a tall table's row lock in mode takes
+ *		beside its own
+ *
+ * A wide table locks a row by its rowkey, a tall table a cell version, so
+ * the tall one also takes its rowkey's tag in a mode that conflicts with the
+ * wide modes it must (PostgreSQL's lock modes, conflicts in lock.c):
+ * RowExclusiveLock for a writer, against a wide FOR SHARE (ShareLock), FOR
+ * NO KEY UPDATE (ExclusiveLock) and FOR UPDATE (AccessExclusiveLock);
+ * RowShareLock for FOR SHARE and FOR KEY SHARE, against the last two.  Two
+ * tall lockers never conflict there: each waits for the other only on a
+ * cell version both lock, as rows of an ordinary table.
+ */
+static inline LOCKMODE
+wcfdw_row_intention_mode(LOCKMODE mode)
+{
+	return mode >= ExclusiveLock ? RowExclusiveLock : RowShareLock;
+}
+
+/* Takes tag in mode, counting a lock newly taken for escalation; false: not available. */
+static bool
+wcfdw_row_lock_take(WcFdwStore *store, const LOCKTAG *rows, const LOCKTAG *tag, LOCKMODE mode,
+					LockWaitPolicy wait)
+{
+	LockAcquireResult r;
+	int64		n;
+
+	r = LockAcquire(tag, mode, false, wait != LockWaitBlock);
+	if (r == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	if (r == LOCKACQUIRE_OK && wcfdw_max_row_locks >= 0 &&
+		(n = wcfdw_store_count_row_lock(store)) > wcfdw_max_row_locks &&
+		(n - wcfdw_max_row_locks - 1) % WCFDW_ESCALATION_RETRY == 0)
+		(void) LockAcquire(rows, ExclusiveLock, false, true);
+	return true;
+}
+
+/*
+ * wcfdw_row_lock_acquire
+ *		Takes the row lock of a row in mode: a tall table's cell version cell
+ *		(rowkey hash rh), or with cell NULL a wide table's rowkey (hash rh);
  *		false if SKIP LOCKED skips it
  *
  * The lock manager's tag is a tuple lock tag of the table that owns the
  * store (so that two tables showing one store lock the same rows), its
- * block and offset 48 bits of the hash: pg_locks shows locktype "tuple" on
- * that table.  Two rows share a lock only if their hashes collide: a
- * needless wait, never a missed one.  NOWAIT: 55P03, as for a heap row.
+ * block and offset 48 bits of the row's hash: pg_locks shows locktype
+ * "tuple" on that table.  Two rows share a lock only if their hashes
+ * collide: a needless wait, never a missed one.  NOWAIT: 55P03, as for a
+ * heap row.  The modes are those of a heap tuple lock of the same strength
+ * (widecol_fdw.c, wcfdw_row_lock), but FOR SHARE's is ShareLock, which
+ * conflicts with the others as the heap's RowShareLock does and also with
+ * the RowExclusiveLock a tall writer takes on its rowkey: a tall table's
+ * row lock first takes its rowkey's tag (wcfdw_row_intention_mode), so that
+ * a tall and a wide table over one store wait for each other's writers.
  *
  * Lock escalation.  A heap row's lock lives in the row itself; ours take a
  * slot of the shared lock table each, which holds max_locks_per_transaction
@@ -723,23 +777,23 @@ wcfdw_row_lock_not_available(Relation rel, LockWaitPolicy wait)
  * row locker first holds the store's rows lock, a page lock tag (page 0 of
  * the same table, which has no pages), in RowExclusiveLock until its
  * transaction ends: row lockers never wait for each other there.  Once a
- * transaction has taken widecol_fdw.max_row_locks row locks in the store, it
- * asks for that lock in ExclusiveLock, without waiting: granted only when no
- * other transaction holds row locks in the store, it then stands for a lock of
- * every row, and no more row locks are taken (a transaction that wants to
- * lock a row waits for the whole transaction, a NOWAIT fails, SKIP LOCKED
- * skips).  Not granted, the transaction goes on with row locks and asks again
- * later, so escalation never waits and never deadlocks.  Plain reads, INSERT
- * and COPY take no row lock and never wait for it.
+ * transaction has taken widecol_fdw.max_row_locks locks of rows and rowkeys
+ * in the store, it asks for that lock in ExclusiveLock, without waiting:
+ * granted only when no other transaction holds row locks in the store, it
+ * then stands for a lock of every row, and no more row locks are taken (a
+ * transaction that wants to lock a row waits for the whole transaction, a
+ * NOWAIT fails, SKIP LOCKED skips).  Not granted, the transaction goes on
+ * with row locks and asks again later, so escalation never waits and never
+ * deadlocks.  Plain reads, INSERT and COPY take no row lock and never wait
+ * for it.
  */
 static bool
-wcfdw_row_lock_acquire(WcFdwStore *store, Relation rel, uint64 h, LOCKMODE mode,
-					   LockWaitPolicy wait)
+wcfdw_row_lock_acquire(WcFdwStore *store, Relation rel, uint64 rh, const wc_cell_view *cell,
+					   LOCKMODE mode, LockWaitPolicy wait)
 {
 	LOCKTAG		rows;
 	LOCKTAG		tag;
-	LockAcquireResult r;
-	int64		n;
+	uint64		h;
 
 	SET_LOCKTAG_PAGE(rows, MyDatabaseId, store->relid, 0);
 	if (LockHeldByMe(&rows, ExclusiveLock))
@@ -748,22 +802,21 @@ wcfdw_row_lock_acquire(WcFdwStore *store, Relation rel, uint64 h, LOCKMODE mode,
 		LockAcquire(&rows, RowExclusiveLock, false, wait != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
 		return wcfdw_row_lock_not_available(rel, wait);
 
+	if (cell != NULL)
+	{
+		SET_LOCKTAG_TUPLE(tag, MyDatabaseId, store->relid, (BlockNumber) rh,
+						  (OffsetNumber) (rh >> 32));
+		if (!wcfdw_row_lock_take(store, &rows, &tag, wcfdw_row_intention_mode(mode), wait))
+			return wcfdw_row_lock_not_available(rel, wait);
+		if (LockHeldByMe(&rows, ExclusiveLock))
+			return true;		/* escalated just now */
+	}
+	h = cell != NULL ? wcfdw_row_hash(cell, rh) : rh;
 	SET_LOCKTAG_TUPLE(tag, MyDatabaseId, store->relid, (BlockNumber) h,
 					  (OffsetNumber) (h >> 32));
-	r = LockAcquire(&tag, mode, false, wait != LockWaitBlock);
-	if (r == LOCKACQUIRE_NOT_AVAIL)
+	if (!wcfdw_row_lock_take(store, &rows, &tag, mode, wait))
 		return wcfdw_row_lock_not_available(rel, wait);
-	if (r == LOCKACQUIRE_OK && wcfdw_max_row_locks >= 0 &&
-		(n = wcfdw_store_count_row_lock(store)) > wcfdw_max_row_locks &&
-		(n - wcfdw_max_row_locks - 1) % WCFDW_ESCALATION_RETRY == 0)
-		(void) LockAcquire(&rows, ExclusiveLock, false, true);
 	return true;
-}
-
-static bool
-wcfdw_acquire_row_lock(WcFdwScanState *ss, uint64 h)
-{
-	return wcfdw_row_lock_acquire(ss->store, ss->rel, h, ss->lockmode, ss->waitpolicy);
 }
 
 /*
@@ -775,7 +828,8 @@ bool
 wcfdw_lock_cell(WcFdwStore *store, Relation rel, const wc_cell_view *c, LOCKMODE mode,
 				LockWaitPolicy wait)
 {
-	return wcfdw_row_lock_acquire(store, rel, wcfdw_row_hash(c), mode, wait);
+	return wcfdw_row_lock_acquire(store, rel, wcfdw_rowkey_hash(c->row, c->row_len), c, mode,
+								  wait);
 }
 
 /*
@@ -787,7 +841,7 @@ bool
 wcfdw_lock_rowkey(WcFdwStore *store, Relation rel, const uint8 *row, size_t row_len,
 				  LOCKMODE mode, LockWaitPolicy wait)
 {
-	return wcfdw_row_lock_acquire(store, rel, hash_bytes_extended(row, (int) row_len, 0), mode, wait);
+	return wcfdw_row_lock_acquire(store, rel, wcfdw_rowkey_hash(row, row_len), NULL, mode, wait);
 }
 
 typedef enum WcFdwLockResult
@@ -821,7 +875,7 @@ wcfdw_lock_row(ForeignScanState *node, WcFdwScanState *ss, const wc_cell_view *c
 	int			found;
 	MemoryContext old;
 
-	if (!wcfdw_acquire_row_lock(ss, wcfdw_row_hash(cell)))
+	if (!wcfdw_lock_cell(ss->store, ss->rel, cell, ss->lockmode, ss->waitpolicy))
 		return WCFDW_ROW_SKIPPED;
 
 	/* what committed up to now, and was it anything the snapshot missed? */
@@ -889,7 +943,7 @@ wcfdw_lock_wide_row(WcFdwScanState *ss, const uint8 *row, size_t row_len,
 				found;
 	MemoryContext old;
 
-	if (!wcfdw_acquire_row_lock(ss, hash_bytes_extended(row, (int) row_len, 0)))
+	if (!wcfdw_lock_rowkey(ss->store, ss->rel, row, row_len, ss->lockmode, ss->waitpolicy))
 		return WCFDW_ROW_SKIPPED;
 
 	wcfdw_store_refresh(ss->store);

@@ -541,11 +541,14 @@ widecolGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntablei
  *
  * Rows of a table that a statement updates or deletes, or reads FOR UPDATE
  * or FOR SHARE, are locked as the heap locks a tuple (doc/SQL.md,
- * "Transactions"): one lock per row (cell version) in the lock manager, in
- * the mode the heap uses for a tuple lock of that strength, so that they
- * conflict exactly as heap row locks do.  An UPDATE takes FOR NO KEY UPDATE
- * strength (a foreign table has no unique index, so no key changes), a
- * DELETE FOR UPDATE.
+ * "Transactions"): one lock per row (cell version, or a wide table's
+ * rowkey) in the lock manager, in the mode the heap uses for a tuple lock of
+ * that strength, so that they conflict exactly as heap row locks do; FOR
+ * SHARE's is ShareLock instead of the heap's RowShareLock, which conflicts
+ * with the same three and also with a tall writer's rowkey lock (scan.c,
+ * wcfdw_row_lock_acquire).  An UPDATE takes FOR NO KEY UPDATE strength (a
+ * foreign table has no unique index, so no key changes), a DELETE FOR
+ * UPDATE.
  */
 static List *
 wcfdw_row_lock(PlannerInfo *root, RelOptInfo *baserel)
@@ -574,7 +577,7 @@ wcfdw_row_lock(PlannerInfo *root, RelOptInfo *baserel)
 					mode = AccessShareLock;
 					break;
 				case LCS_FORSHARE:
-					mode = RowShareLock;
+					mode = ShareLock;
 					break;
 				case LCS_FORNOKEYUPDATE:
 					mode = ExclusiveLock;

@@ -212,7 +212,8 @@ extern int	wcfdw_max_row_locks;
 typedef struct WcFdwSnapshotArg
 {
 	Snapshot	snapshot;
-	Relation	rel;			/* for serializable transactions' conflicts */
+	Relation	rel;			/* for serializable transactions' conflicts: */
+	Oid			owner;			/* the table that has rel's store (resolve.c) */
 	bool		serializable;
 	MemoryContext cxt;			/* the statement's, for running */
 	uint64	   *running;		/* snapshot's running transactions as tags, */
@@ -222,6 +223,8 @@ typedef struct WcFdwSnapshotArg
 
 extern int	wcfdw_tag_visible(void *arg, uint64_t tag, bool committed, bool *visible,
 							  wc_err *err);
+extern void wcfdw_ssi_lock(Relation rel, Oid owner, Snapshot snapshot);
+extern void wcfdw_ssi_conflict_in(Relation rel, Oid owner);
 
 /* wal.c: logged tables */
 extern void wcfdw_wal_init(void);
