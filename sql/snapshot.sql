@@ -70,7 +70,7 @@ COMMIT;
 SELECT dblink_exec('rr', 'BEGIN');
 SELECT dblink_exec('rr', 'UPDATE snap SET value = ''locked'' WHERE rowkey = ''a''');
 SELECT locktype, mode, granted FROM pg_locks
-    WHERE relation = 'snap'::regclass AND locktype = 'tuple';
+    WHERE relation = 'snap'::regclass AND locktype = 'tuple' ORDER BY mode;
 SET lock_timeout = '200ms';
 UPDATE snap SET value = 'waited' WHERE rowkey = 'a';
 DELETE FROM snap WHERE rowkey = 'a';

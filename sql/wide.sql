@@ -137,6 +137,53 @@ RESET enable_hashjoin;
 RESET enable_mergejoin;
 ANALYZE users;
 
+-- cell filters: "column = value" on a single-cell column, of a type whose equal values are
+-- equal bytes, is also checked on the cell before the row is made (still in Filter)
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE age = 25;
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE 25 = age AND born = date '2000-01-04' AND name = 'user 3';
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE age = 25 AND rowkey >= 'u100';
+-- not: numeric (1.0 = 1.00), jsonb, a cross-type operator, a nondeterministic collation, <
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE score = 2.5;
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE follows = '{"u003": 1}';
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE age = 25::bigint;
+CREATE COLLATION wide_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE name = 'USER 3' COLLATE wide_ci;
+SELECT rowkey FROM users WHERE name = 'USER 3' COLLATE wide_ci;
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE age < 21;
+-- the same rows as the ordinary table, for every value (a parameter per rescan)
+SELECT count(*) AS differ FROM generate_series(15, 75) a
+ WHERE (SELECT count(*) FROM users WHERE age = a) <> (SELECT count(*) FROM users_plain WHERE age = a);
+SELECT count(*) AS differ FROM generate_series(0, 210) i
+ WHERE (SELECT array_agg(rowkey ORDER BY rowkey) FROM users WHERE name = 'user ' || i AND born = date '2000-01-01' + i)
+       IS DISTINCT FROM
+       (SELECT array_agg(rowkey ORDER BY rowkey) FROM users_plain WHERE name = 'user ' || i AND born = date '2000-01-01' + i);
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT rowkey FROM users WHERE age = 21;
+SELECT rowkey, age FROM users WHERE age = 21 ORDER BY rowkey;
+-- a generic plan's parameter; NULL matches nothing
+PREPARE by_age(int) AS SELECT count(*) FROM users WHERE age = $1;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE by_age(21);
+EXECUTE by_age(21);
+EXECUTE by_age(NULL);
+RESET plan_cache_mode;
+DEALLOCATE by_age;
+-- rows the filter leaves out are not locked
+BEGIN;
+SELECT rowkey FROM users WHERE age = 21 ORDER BY rowkey FOR UPDATE;
+SELECT count(*) AS row_locks FROM pg_locks
+ WHERE locktype = 'tuple' AND relation = 'users'::regclass AND pid = pg_backend_pid();
+SELECT count(*) FROM users_plain WHERE age = 21;
+ROLLBACK;
+-- a cell written through a tall table as bytes is the same value
+CREATE FOREIGN TABLE users_cells (rowkey text COLLATE "C", family text, qualifier text, ts bigint, value bytea)
+    SERVER wide OPTIONS (store 'users');
+BEGIN;
+INSERT INTO users_cells VALUES ('v001', 'info', 'age', 1, '\x00000015');
+SELECT rowkey, age FROM users WHERE age = 21 AND rowkey > 'u9';
+ROLLBACK;
+DROP FOREIGN TABLE users_cells;
+DROP COLLATION wide_ci;
+
 -- transactions
 BEGIN;
 INSERT INTO users (rowkey, name) VALUES ('u999', 'temp');

@@ -472,6 +472,99 @@ wcfdw_cond_subtree_end(const WcFdwCondExec *conds, int i)
 }
 
 /*
+ * wcfdw_cell_filter_type
+ *		Whether a value of type typid is equal to another exactly when their
+ *		stored bytes are (convert.c): text as its bytes (under a deterministic
+ *		collation, checked by the caller), bytea as it is, and the binary forms
+ *		of types whose receive function reads every byte string of its length
+ *		as a different value.  Not bool (any nonzero byte is true), numeric
+ *		(1.0 and 1.00), floats (0 and -0), char(n) (trailing blanks), json
+ *		(spaces), jsonb, arrays or domains.
+ */
+static bool
+wcfdw_cell_filter_type(Oid typid)
+{
+	switch (typid)
+	{
+		case TEXTOID:
+		case VARCHAROID:
+		case BYTEAOID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case CHAROID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case UUIDOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * wcfdw_cell_filter_from_clause
+ *		Whether clause is "column = value" on a wide table's single-cell
+ *		column, which the scan can check on the cell's stored bytes (scan.c,
+ *		cell filters): the type's own equality on both sides (no cross-type
+ *		operator), under a deterministic collation, a value that does not
+ *		refer to the table and is not volatile.  Sets *attnum and *value.
+ */
+bool
+wcfdw_cell_filter_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
+							  Expr *clause, AttrNumber *attnum, Expr **value)
+{
+	OpExpr	   *op;
+	Node	   *sides[2];
+	int			i;
+
+	if (cols->wide == NULL || !IsA(clause, OpExpr))
+		return false;
+	op = (OpExpr *) clause;
+	if (list_length(op->args) != 2)
+		return false;
+	sides[0] = linitial(op->args);
+	sides[1] = lsecond(op->args);
+	for (i = 0; i < 2; i++)
+	{
+		Node	   *n = sides[i];
+		Node	   *other = sides[1 - i];
+		Oid			optype = exprType(n);
+		Var		   *var;
+		int			w;
+
+		while (n && IsA(n, RelabelType))
+			n = (Node *) ((RelabelType *) n)->arg;
+		if (n == NULL || !IsA(n, Var))
+			continue;
+		var = (Var *) n;
+		if (var->varno != baserel->relid || var->varlevelsup != 0 || var->varattno <= 0)
+			continue;
+		for (w = 0; w < cols->nwide; w++)
+			if (cols->wide[w].attnum == var->varattno)
+				break;
+		if (w == cols->nwide || cols->wide[w].whole_family ||
+			!wcfdw_cell_filter_type(cols->wide[w].typid))
+			return false;
+		/* text and varchar are stored alike; any other relabeling is not ours */
+		if (optype != cols->wide[w].typid &&
+			!(optype == TEXTOID && cols->wide[w].typid == VARCHAROID))
+			return false;
+		if (exprType(other) != optype ||
+			op->opno != lookup_type_cache(optype, TYPECACHE_EQ_OPR)->eq_opr ||
+			(OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid)) ||
+			!wcfdw_is_scan_constant(root, baserel, other))
+			return false;
+		*attnum = var->varattno;
+		*value = (Expr *) other;
+		return true;
+	}
+	return false;
+}
+
+/*
  * wcfdw_extract_conds
  *		The pushable conditions among a list of RestrictInfos
  */

@@ -66,6 +66,10 @@ typedef struct WcFdwScanState
 	bool	   *wneed;			/* the plan uses its value */
 	bool	   *wread;			/* the scan reads its cells */
 	WcFdwWideReader reader;
+	int			nfilters;		/* cell filters: the column (of the wide */
+	int		   *filter_col;		/* ones) and the value's expression; the */
+	ExprState **filter_state;	/* bytes, per (re)scan, in keycxt */
+	WcFdwCellFilter *filters;
 
 	wc_scan    *scan;
 	wc_scan_opts opts;
@@ -415,6 +419,27 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 			ss->wneed[i] = list_member_int(attrs, ss->conv.cols.wide[i].attnum);
 			ss->wread[i] = strict ? ss->wneed[i] : true;
 		}
+
+		/* the cell filters (widecol_fdw.c): attnum, index in fdw_exprs */
+		ss->nfilters = (list_length(wide) - 1) / 2;
+		ss->filter_col = palloc(sizeof(int) * Max(ss->nfilters, 1));
+		ss->filter_state = palloc(sizeof(ExprState *) * Max(ss->nfilters, 1));
+		ss->filters = palloc(sizeof(WcFdwCellFilter) * Max(ss->nfilters, 1));
+		for (i = 0; i < ss->nfilters; i++)
+		{
+			AttrNumber	attnum = list_nth_int(wide, 1 + 2 * i);
+			int			w;
+
+			for (w = 0; w < ss->conv.cols.nwide; w++)
+				if (ss->conv.cols.wide[w].attnum == attnum)
+					break;
+			if (w == ss->conv.cols.nwide)
+				elog(ERROR, "cell filter on unknown column %d", attnum);
+			ss->filter_col[i] = w;
+			ss->filter_state[i] = ExecInitExpr(list_nth(plan->fdw_exprs,
+														list_nth_int(wide, 2 + 2 * i)),
+											   (PlanState *) node);
+		}
 	}
 
 	if (list_length(plan->fdw_private) > WCFDW_PRIV_REVERSE)
@@ -425,6 +450,9 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 	for (i = 0; i < ss->nconds; i++)
 		if (ss->conds[i].state != NULL && ss->conds[i].field != WCF_ROWKEY &&
 			!IsA(ss->conds[i].state->expr, Const))
+			ss->rowkey_only_rescan = false;
+	for (i = 0; i < ss->nfilters; i++)
+		if (!IsA(ss->filter_state[i]->expr, Const))
 			ss->rowkey_only_rescan = false;
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
@@ -454,7 +482,11 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 	ss->tuplecxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw tuple",
 										 ALLOCSET_DEFAULT_SIZES);
 	if (ss->wneed)
+	{
 		wcfdw_wide_reader_init(&ss->reader, &ss->conv, ss->wneed, estate->es_query_cxt);
+		ss->reader.filters = ss->filters;
+		ss->reader.nfilters = ss->nfilters;
+	}
 	ss->range_in_use = -1;
 	ss->curcid = estate->es_snapshot ? estate->es_snapshot->curcid : GetCurrentCommandId(false);
 	ss->snap.snapshot = estate->es_snapshot;
@@ -611,6 +643,48 @@ wcfdw_next_chunk(WcFdwScanState *ss)
 }
 
 /*
+ * wcfdw_filters_compute
+ *		The cell filters' values as the bytes a cell of their column is
+ *		stored as, into the current memory context; false if one is NULL (no
+ *		row can match)
+ *
+ * Cell filters.  A condition "column = value" on a wide table's single-cell
+ * column, of a type whose values are equal exactly when their stored bytes
+ * are (pushdown.c, wcfdw_cell_filter_from_clause), is also checked by the
+ * scan on the bytes of the column's newest visible cell, as HBase's
+ * SingleColumnValueFilter checks a cell on the region server: a row whose
+ * cell differs, or that has none, is left out before its other cells are
+ * decoded and before a tuple is made (wide.c), and is not locked.  The
+ * condition stays in the plan's qual (PostgreSQL checks the rows that pass
+ * again), so the filter only has to keep every row that can match.
+ */
+static bool
+wcfdw_filters_compute(WcFdwScanState *ss, ExprContext *econtext)
+{
+	int			i;
+
+	for (i = 0; i < ss->nfilters; i++)
+	{
+		const WcFdwWideColumn *w = &ss->conv.cols.wide[ss->filter_col[i]];
+		bool		isnull;
+		Datum		d = ExecEvalExpr(ss->filter_state[i], econtext, &isnull);
+		const uint8 *data;
+		size_t		len;
+		uint8	   *copy;
+
+		if (isnull)
+			return false;
+		wcfdw_value_to_bytes(w->repr, (FmgrInfo *) &w->send, d, &data, &len);
+		copy = palloc(Max(len, 1));
+		memcpy(copy, data, len);
+		ss->filters[i].col = ss->filter_col[i];
+		ss->filters[i].val = copy;
+		ss->filters[i].len = len;
+	}
+	return true;
+}
+
+/*
  * wcfdw_scan_start
  *		Computes the keys and opens the engine scan
  */
@@ -659,6 +733,12 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 	ss->opts.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
 	wcfdw_store_visible_batches(ss->store, ss->curcid, &ss->opts);
 	wcfdw_scan_opts_snapshot(&ss->opts, &ss->snap);
+	if (!wcfdw_filters_compute(ss, econtext))
+	{
+		ss->empty = true;
+		MemoryContextSwitchTo(old);
+		return;
+	}
 	MemoryContextSwitchTo(old);
 
 	if (ss->pstate != NULL && !ss->leader_only)
@@ -1027,6 +1107,13 @@ wcfdw_iterate_wide(ForeignScanState *node, WcFdwScanState *ss, TupleTableSlot *s
 			if (ss->pstate != NULL && !ss->leader_only && wcfdw_next_chunk(ss))
 				continue;
 			return ExecClearTuple(slot);
+		}
+		if (rc == WCFDW_WIDE_FILTERED)
+		{
+			/* the qual's work: "Rows Removed by Filter", as an ordinary table's */
+			InstrCountFiltered1(node, 1);
+			CHECK_FOR_INTERRUPTS();
+			continue;
 		}
 		ExecStoreVirtualTuple(slot);
 		if (ss->lockmode == NoLock)
@@ -1466,6 +1553,20 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 				appendStringInfo(&buf, "%s'%.*s'", i ? ", " : "", (int) quals[i].len,
 								 (const char *) quals[i].data);
 			ExplainPropertyText("Cell qualifiers", buf.data, es);
+		}
+		if (ss->nfilters > 0)
+		{
+			ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+			List	   *wide = list_nth(plan->fdw_private, WCFDW_PRIV_WIDE);
+
+			resetStringInfo(&buf);
+			for (i = 0; i < ss->nfilters; i++)
+				appendStringInfo(&buf, "%s%s = %s", i ? " AND " : "",
+								 quote_identifier(ss->conv.cols.wide[ss->filter_col[i]].name),
+								 deparse_expression(list_nth(plan->fdw_exprs,
+															 list_nth_int(wide, 2 + 2 * i)),
+													es->deparse_cxt, false, false));
+			ExplainPropertyText("Cell filter", buf.data, es);
 		}
 	}
 

@@ -473,15 +473,39 @@ wcfdw_wide_row_exists(WcFdwWideReader *r, wc_err *err)
 	}
 }
 
+/* Does cell c, the newest visible one of column col, pass r's filters on col? */
+static bool
+wcfdw_wide_filter_ok(const WcFdwWideReader *r, int col, const wc_cell_view *c)
+{
+	for (int i = 0; i < r->nfilters; i++)
+		if (r->filters[i].col == col &&
+			!wc_bytes_eq(c->val, c->val_len, r->filters[i].val, r->filters[i].len))
+			return false;
+	return true;
+}
+
+/* Has the row read (have) a cell in every filtered column? */
+static bool
+wcfdw_wide_filters_met(const WcFdwWideReader *r, const bool *have)
+{
+	for (int i = 0; i < r->nfilters; i++)
+		if (!have[r->filters[i].col])
+			return false;
+	return true;
+}
+
 /*
  * wcfdw_wide_next_row
  *		The next row: values[] and isnull[] (natts) of the needed columns,
- *		the rest NULL, and the rowkey bytes; 1, 0 at the end, or a negative
- *		wc_code (err filled)
+ *		the rest NULL, and the rowkey bytes; 1, 0 at the end,
+ *		WCFDW_WIDE_FILTERED, or a negative wc_code (err filled)
  *
  * Values, and *row, are palloc'd in the current memory context; the caller
  * resets it between rows.  r->fingerprint identifies the cell versions the
- * row was made of (a lock compares it with a re-read).
+ * row was made of (a lock compares it with a re-read).  With cell filters
+ * (scan.c), a row whose filtered column has no cell or another value is
+ * WCFDW_WIDE_FILTERED instead (nothing in values[], its cells after that one
+ * not decoded): the caller resets the context and asks for the next.
  */
 int
 wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
@@ -491,6 +515,7 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 	uint8	   *cur = NULL;		/* rowkey of the run being read */
 	size_t		cur_len = 0;
 	bool		mapped = false; /* the run has a cell a column maps */
+	bool		rejected = false;	/* a cell filter refused the run */
 	bool	   *have = r->have;
 	StringInfoData *json = r->json;
 	StringInfoData prevqual;	/* of the last whole-family cell taken */
@@ -538,6 +563,9 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 					wcfdw_copy_cell(&r->next, &c, r->nextcxt);
 					r->have_next = true;
 				}
+				/* refused, or a filtered column has no cell */
+				if (rejected || !wcfdw_wide_filters_met(r, have))
+					return WCFDW_WIDE_FILTERED;
 				break;
 			}
 			/* cells no column maps (a qualifier filter's near misses) */
@@ -560,6 +588,8 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 			cur_len = c.row_len;
 			mapped = false;
 		}
+		else if (rejected)
+			continue;
 
 		col = wcfdw_wide_column_near(cols, &c, &hint);
 		if (col < 0)
@@ -579,6 +609,11 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 		}
 		else if (have[col])
 			continue;
+		else if (r->nfilters > 0 && !wcfdw_wide_filter_ok(r, col, &c))
+		{
+			rejected = true;
+			continue;
+		}
 		/* a version is its sequence number and cell: a column's one
 		 * qualifier, or one of a whole family's */
 		fp = hash_combine64(fp, c.seq);

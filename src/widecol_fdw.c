@@ -705,6 +705,7 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	List	   *local = NIL;
 	List	   *recheck = NIL;
 	bool		epq = wcfdw_epq_possible(root);
+	List	   *wide;
 	ListCell   *lc;
 
 	foreach(lc, conds)
@@ -743,11 +744,28 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 			local = lappend(local, ri->clause);
 	}
 
+	/*
+	 * Cell filters: a local "cell column = value" is also checked by the scan
+	 * on the cell's bytes, before the row is made (scan.c); it stays in the
+	 * qual all the same.  The values end fdw_exprs.
+	 */
+	wide = list_make1_int(ps->wide_strict);
+	foreach(lc, local)
+	{
+		AttrNumber	attnum;
+		Expr	   *value;
+
+		if (wcfdw_cell_filter_from_clause(root, baserel, &ps->cols, lfirst(lc), &attnum, &value))
+		{
+			wide = lappend_int(lappend_int(wide, attnum), list_length(fdw_exprs));
+			fdw_exprs = lappend(fdw_exprs, value);
+		}
+	}
+
 	/* the path's fdw_private: 1 for the reversed scan */
 	return make_foreignscan(tlist, local, baserel->relid, fdw_exprs,
 							list_make5(condinfo, wcfdw_plan_attrs(baserel, &ps->cols, local),
-									   wcfdw_row_lock(root, baserel),
-									   list_make1_int(ps->wide_strict),
+									   wcfdw_row_lock(root, baserel), wide,
 									   list_make1_int(best_path->fdw_private != NIL)),
 							NIL, recheck, outer_plan);
 }

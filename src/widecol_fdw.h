@@ -382,6 +382,9 @@ extern List *wcfdw_extract_conds(PlannerInfo *root, RelOptInfo *baserel,
 extern bool wcfdw_cond_from_clause(PlannerInfo *root, RelOptInfo *baserel,
 								   const WcFdwColumns *cols, RestrictInfo *rinfo,
 								   WcFdwCond *cond);
+extern bool wcfdw_cell_filter_from_clause(PlannerInfo *root, RelOptInfo *baserel,
+										  const WcFdwColumns *cols, Expr *clause,
+										  AttrNumber *attnum, Expr **value);
 
 /* The scan parameters computed at execution from the conditions. */
 typedef struct WcFdwScanKeys
@@ -431,7 +434,9 @@ enum WcFdwScanPrivate
 								 * LockWaitPolicy, 1 if the table is the
 								 * statement's target (UPDATE, DELETE) */
 	WCFDW_PRIV_WIDE,			/* integer list: 1 if a condition needs one of
-								 * the needed cell columns non-NULL (wide.c) */
+								 * the needed cell columns non-NULL (wide.c),
+								 * then per cell filter its column's attnum
+								 * and its value's index in fdw_exprs */
 	WCFDW_PRIV_REVERSE,			/* integer list: 1 for a reversed scan (rowkeys
 								 * descending) */
 	WCFDW_PRIV_DIRECT,			/* a direct DELETE or UPDATE (direct.c) only:
@@ -454,6 +459,17 @@ extern bool wcfdw_wide_strict(PlannerInfo *root, RelOptInfo *baserel,
  * cells come in (rowkey, family, qualifier, ts DESC) order; a row is the run
  * of cells of one rowkey, and holds at least one cell a column maps.
  */
+/*
+ * A cell filter of a scan: its rows are those whose column col (of the wide
+ * columns) has a newest visible cell of exactly these bytes (scan.c).
+ */
+typedef struct WcFdwCellFilter
+{
+	int			col;
+	const uint8 *val;
+	size_t		len;
+} WcFdwCellFilter;
+
 typedef struct WcFdwWideReader
 {
 	WcFdwConverter *conv;
@@ -466,12 +482,15 @@ typedef struct WcFdwWideReader
 	uint64		fingerprint;	/* of the cells of the row last returned */
 	bool	   *have;			/* per wide column, of the row being read */
 	StringInfoData *json;		/* per whole-family column, of that row */
+	const WcFdwCellFilter *filters; /* set by the scan (none: NULL, 0) */
+	int			nfilters;
 } WcFdwWideReader;
 
 extern void wcfdw_wide_reader_init(WcFdwWideReader *r, WcFdwConverter *conv,
 								   const bool *need, MemoryContext parent);
 extern void wcfdw_wide_reader_reset(WcFdwWideReader *r, wc_scan *scan);
 extern int	wcfdw_wide_row_exists(WcFdwWideReader *r, wc_err *err);
+#define WCFDW_WIDE_FILTERED	2	/* wcfdw_wide_next_row: a row the filters refused */
 extern int	wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull,
 								int natts, const uint8 **row, size_t *row_len, wc_err *err);
 extern void wcfdw_wide_scan_cells(const WcFdwColumns *cols, const bool *read,

@@ -37,7 +37,7 @@ BEGIN
   RETURN n;
 END $$;
 CREATE OR REPLACE FUNCTION fz_cond() RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r int := (random()*9)::int;
+DECLARE r int := (random()*12)::int; h text := current_setting('fz.h');
 BEGIN
   CASE r
     WHEN 0 THEN RETURN format('rowkey = %L', fz_key((random()*199)::int));
@@ -49,6 +49,10 @@ BEGIN
     WHEN 6 THEN RETURN format('rowkey >= %L AND a IS NOT NULL', fz_key((random()*199)::int));
     WHEN 7 THEN RETURN 'd ? ''m''';
     WHEN 8 THEN RETURN format('rowkey < %L OR c > 500', fz_key((random()*199)::int));
+    -- cell filters (scan.c): = on a cell column, the value one of the ordinary table's
+    WHEN 9 THEN RETURN format('a = (SELECT a FROM %I WHERE a IS NOT NULL ORDER BY 1 LIMIT 1 OFFSET %s)', h, (random()*20)::int);
+    WHEN 10 THEN RETURN format('b = (SELECT b FROM %I WHERE b IS NOT NULL ORDER BY 1 LIMIT 1 OFFSET %s) AND e IS NOT NULL', h, (random()*20)::int);
+    WHEN 11 THEN RETURN format('f = (SELECT f FROM %I ORDER BY 1 LIMIT 1 OFFSET %s) OR e = (SELECT e FROM %I ORDER BY 1 DESC NULLS LAST LIMIT 1)', h, (random()*20)::int, h);
     ELSE RETURN format('rowkey = %L', fz_key((random()*199)::int));
   END CASE;
 END $$;
