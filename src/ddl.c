@@ -25,7 +25,11 @@
  * read is refused when it is defined rather than at its first use.  For a
  * table with option store it checks the table named and records that the
  * table depends on it, so that the store's own table cannot be dropped
- * while another shows its store (DROP ... CASCADE drops both).
+ * while another shows its store (DROP ... CASCADE drops both).  pg_dump
+ * writes a wide table as a CREATE FOREIGN TABLE without column options and
+ * then one ALTER COLUMN ... OPTIONS per column: after those two commands a
+ * table of rowkey and columns that map no cell yet only gets a WARNING
+ * (wide.c, wcfdw_check_columns_ddl).
  *
  *-------------------------------------------------------------------------
  */
@@ -38,6 +42,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
+#include "tcop/deparse_utility.h"
 #include "access/genam.h"
 #include "access/table.h"
 #include "access/xact.h"
@@ -189,6 +194,31 @@ wcfdw_forget_store_owner(Oid relid)
 }
 
 /*
+ * wcfdw_ddl_defines_columns
+ *		Is cmd one of those pg_dump defines a foreign table's columns with: a
+ *		CREATE FOREIGN TABLE, or an ALTER that only sets column options?
+ */
+static bool
+wcfdw_ddl_defines_columns(const CollectedCommand *cmd)
+{
+	ListCell   *lc;
+
+	if (cmd->type == SCT_Simple)
+		return IsA(cmd->parsetree, CreateForeignTableStmt);
+	if (cmd->type != SCT_AlterTable)
+		return false;
+	foreach(lc, cmd->d.alterTable.subcmds)
+	{
+		CollectedATSubcmd *sub = lfirst(lc);
+
+		if (!IsA(sub->parsetree, AlterTableCmd) ||
+			((AlterTableCmd *) sub->parsetree)->subtype != AT_AlterColumnGenericOptions)
+			return false;
+	}
+	return true;
+}
+
+/*
  * widecol_fdw_check_columns
  *		Event trigger (ddl_command_end): the columns of new or altered
  *		widecol tables must be cell fields of supported types
@@ -197,6 +227,7 @@ Datum
 widecol_fdw_check_columns(PG_FUNCTION_ARGS)
 {
 	List	   *relids = NIL;
+	List	   *strict = NIL;	/* relids some other command changed */
 	ListCell   *lc;
 	uint64		i;
 
@@ -207,16 +238,21 @@ widecol_fdw_check_columns(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands() "
+	if (SPI_execute("SELECT objid, command FROM pg_catalog.pg_event_trigger_ddl_commands() "
 					"WHERE object_type IN ('foreign table', 'foreign table column')", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the commands of the event");
 	for (i = 0; i < SPI_processed; i++)
 	{
-		bool		isnull;
+		bool		isnull,
+					cmdnull;
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		Datum		c = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &cmdnull);
 
-		if (!isnull)
-			relids = lappend_oid(relids, DatumGetObjectId(d));
+		if (isnull)
+			continue;
+		relids = list_append_unique_oid(relids, DatumGetObjectId(d));
+		if (cmdnull || !wcfdw_ddl_defines_columns((CollectedCommand *) DatumGetPointer(c)))
+			strict = list_append_unique_oid(strict, DatumGetObjectId(d));
 	}
 	SPI_finish();
 
@@ -224,14 +260,12 @@ widecol_fdw_check_columns(PG_FUNCTION_ARGS)
 	{
 		Oid			relid = lfirst_oid(lc);
 		Relation	rel;
-		WcFdwColumns cols;
-
 		Oid			owner;
 
 		if (!wcfdw_is_widecol_table(relid))
 			continue;
 		rel = table_open(relid, AccessShareLock);
-		wcfdw_get_columns(rel, &cols);
+		wcfdw_check_columns_ddl(rel, !list_member_oid(strict, relid));
 		table_close(rel, AccessShareLock);
 
 		/* the table whose store it shows: exists, and cannot go first */

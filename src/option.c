@@ -908,14 +908,17 @@ wcfdw_read_table_options(Oid relid, WcFdwTableOptions *opts)
  *		option store names (InvalidOid if that one is missing and missing_ok)
  *
  * The name is looked up at every use, as a view's would not be: after a
- * RENAME of that table the option must be changed too.  The table named
- * must be a widecol table with a store of its own.
+ * RENAME of that table the option must be changed too.  An unqualified name
+ * is looked up in relid's own schema first, then along the search path (so
+ * that pg_dump's output, which runs with an empty search path, restores).
+ * The table named must be a widecol table with a store of its own.
  */
 Oid
 wcfdw_store_owner(Oid relid, bool missing_ok)
 {
 	ForeignTable *table = GetForeignTable(relid);
 	const char *name = NULL;
+	List	   *names;
 	ListCell   *lc;
 	Oid			owner;
 
@@ -929,8 +932,12 @@ wcfdw_store_owner(Oid relid, bool missing_ok)
 	if (name == NULL)
 		return relid;
 
-	owner = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(name)),
-							 NoLock, true);
+	names = stringToQualifiedNameList(name);
+	owner = InvalidOid;
+	if (list_length(names) == 1)
+		owner = get_relname_relid(strVal(linitial(names)), get_rel_namespace(relid));
+	if (!OidIsValid(owner))
+		owner = RangeVarGetRelid(makeRangeVarFromNameList(names), NoLock, true);
 	if (!OidIsValid(owner))
 	{
 		if (missing_ok)

@@ -107,8 +107,8 @@ wcfdw_wide_parse_spec(const char *spec, char **family, char **qual, bool *whole_
  *		undeclared family, a whole family not in a jsonb column, or a cell
  *		mapped twice
  */
-void
-wcfdw_wide_get_columns(Relation rel, WcFdwColumns *cols)
+static void
+wcfdw_wide_columns(Relation rel, WcFdwColumns *cols, bool partial)
 {
 	TupleDesc	tupdesc = RelationGetDescr(rel);
 	Oid			relid = RelationGetRelid(rel);
@@ -143,6 +143,8 @@ wcfdw_wide_get_columns(Relation rel, WcFdwColumns *cols)
 						 errdetail("The rowkey of a wide table is its rows' key, not a cell.")));
 			continue;
 		}
+		if (specs[i] == NULL && partial)
+			continue;
 		if (specs[i] == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
@@ -205,6 +207,74 @@ wcfdw_wide_get_columns(Relation rel, WcFdwColumns *cols)
 						 errdetail("Cells \"%s\" and \"%s\" overlap.", o->spec, w->spec)));
 		}
 	}
+}
+
+void
+wcfdw_wide_get_columns(Relation rel, WcFdwColumns *cols)
+{
+	wcfdw_wide_columns(rel, cols, false);
+}
+
+/*
+ * wcfdw_check_columns_ddl
+ *		The check of the event trigger (ddl.c) on a new or altered table:
+ *		wcfdw_get_columns' errors; but after commands that only define
+ *		columns (defining), a table whose columns are rowkey and others with
+ *		no cell field's name, some of them without option cell yet, only gets
+ *		a WARNING, and the cell options it has are checked
+ *
+ * pg_dump writes a wide table as CREATE FOREIGN TABLE with its columns, then
+ * one ALTER COLUMN ... OPTIONS (cell ...) per column: every state in between
+ * must be accepted for its output to restore.  Such a table is refused at
+ * its first use until every column but rowkey maps a cell.
+ */
+void
+wcfdw_check_columns_ddl(Relation rel, bool defining)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	const char *unmapped = NULL;
+	bool		tall_field = false;
+	bool		has_rowkey = false;
+	char	  **specs;
+	WcFdwColumns cols;
+	int			i;
+
+	if (!wcfdw_get_cell_specs(rel, &specs))
+		specs = NULL;
+	for (i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+		const char *name = NameStr(att->attname);
+		int			f;
+
+		if (att->attisdropped)
+			continue;
+		if (strcmp(name, "rowkey") == 0)
+		{
+			has_rowkey = true;
+			continue;
+		}
+		for (f = 0; f < WCF_NFIELDS; f++)
+			if (strcmp(name, wcfdw_field_names[f]) == 0)
+				break;
+		if (f < WCF_NFIELDS && (specs == NULL || specs[i] == NULL))
+			tall_field = true;
+		else if (f == WCF_NFIELDS && (specs == NULL || specs[i] == NULL) && unmapped == NULL)
+			unmapped = name;
+	}
+	if (!defining || unmapped == NULL || tall_field || !has_rowkey)
+	{
+		wcfdw_get_columns(rel, &cols);
+		return;
+	}
+	ereport(WARNING,
+			(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+			 errmsg("column \"%s\" of foreign table \"%s\" is not a cell field and has no option \"cell\"",
+					unmapped, RelationGetRelationName(rel)),
+			 errdetail("The table cannot be read or written until every column but rowkey maps a cell."),
+			 errhint("ALTER FOREIGN TABLE ... ALTER COLUMN ... OPTIONS (ADD cell 'family:qualifier'), as pg_dump's output does after CREATE.")));
+	memset(&cols, 0, sizeof(cols));
+	wcfdw_wide_columns(rel, &cols, true);
 }
 
 /*

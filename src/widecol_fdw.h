@@ -493,6 +493,7 @@ extern int	wcfdw_wide_row_exists(WcFdwWideReader *r, wc_err *err);
 #define WCFDW_WIDE_FILTERED	2	/* wcfdw_wide_next_row: a row the filters refused */
 extern int	wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull,
 								int natts, const uint8 **row, size_t *row_len, wc_err *err);
+extern void wcfdw_check_columns_ddl(Relation rel, bool defining);
 extern void wcfdw_wide_scan_cells(const WcFdwColumns *cols, const bool *read,
 								  MemoryContext cxt, wc_slice **families, int *nfamilies,
 								  wc_slice **quals, int *nquals);
