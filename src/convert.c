@@ -84,6 +84,19 @@ wcfdw_repr_for(WcFdwField field, Oid typid, const char *relname)
 }
 
 /*
+ * wcfdw_field_by_name
+ *		The cell field a column of this name is, or -1
+ */
+int
+wcfdw_field_by_name(const char *name)
+{
+	for (int f = 0; f < WCF_NFIELDS; f++)
+		if (strcmp(name, wcfdw_field_names[f]) == 0)
+			return f;
+	return -1;
+}
+
+/*
  * wcfdw_compute_columns
  *		Maps the table's columns onto cell fields; ERROR on a column that is
  *		not a cell field, a missing rowkey, or an unsupported type
@@ -108,10 +121,7 @@ wcfdw_compute_columns(Relation rel, WcFdwColumns *cols)
 		/* a wide table: every column but rowkey maps a cell (wide.c) */
 		if (cols->wide != NULL && strcmp(name, "rowkey") != 0)
 			continue;
-		for (f = 0; f < WCF_NFIELDS; f++)
-			if (strcmp(name, wcfdw_field_names[f]) == 0)
-				break;
-		if (f == WCF_NFIELDS)
+		if ((f = wcfdw_field_by_name(name)) < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
 					 errmsg("column \"%s\" of foreign table \"%s\" is not a cell field",

@@ -245,21 +245,15 @@ wcfdw_check_columns_ddl(Relation rel, bool defining)
 	{
 		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
 		const char *name = NameStr(att->attname);
-		int			f;
+		bool		mapped = specs != NULL && specs[i] != NULL;
 
 		if (att->attisdropped)
 			continue;
 		if (strcmp(name, "rowkey") == 0)
-		{
 			has_rowkey = true;
-			continue;
-		}
-		for (f = 0; f < WCF_NFIELDS; f++)
-			if (strcmp(name, wcfdw_field_names[f]) == 0)
-				break;
-		if (f < WCF_NFIELDS && (specs == NULL || specs[i] == NULL))
-			tall_field = true;
-		else if (f == WCF_NFIELDS && (specs == NULL || specs[i] == NULL) && unmapped == NULL)
+		else if (wcfdw_field_by_name(name) >= 0)
+			tall_field |= !mapped;
+		else if (!mapped && unmapped == NULL)
 			unmapped = name;
 	}
 	if (!defining || unmapped == NULL || tall_field || !has_rowkey)

@@ -128,6 +128,7 @@ typedef struct WcFdwColumns
 extern const char *const wcfdw_field_names[WCF_NFIELDS];
 
 /* convert.c */
+extern int	wcfdw_field_by_name(const char *name);
 extern void wcfdw_get_columns(Relation rel, WcFdwColumns *cols);
 extern bool wcfdw_column_is_byte_ordered(const WcFdwColumn *col);
 
