@@ -184,6 +184,43 @@ ROLLBACK;
 DROP FOREIGN TABLE users_cells;
 DROP COLLATION wide_ci;
 
+-- row triggers, defaults and stored generated columns, against an ordinary table: what a
+-- BEFORE UPDATE trigger changes and the generated columns computed from the SET ones are
+-- written too (UPDATE writes only the columns that change)
+CREATE FOREIGN TABLE wt (rowkey text COLLATE "C", n int OPTIONS (cell 'f:n'),
+    note text OPTIONS (cell 'f:note') DEFAULT 'dflt',
+    dbl int OPTIONS (cell 'f:dbl') GENERATED ALWAYS AS (n * 2) STORED) SERVER wide OPTIONS (families 'f');
+CREATE TABLE wt_plain (rowkey text COLLATE "C" PRIMARY KEY, n int, note text DEFAULT 'dflt',
+    dbl int GENERATED ALWAYS AS (n * 2) STORED);
+CREATE FUNCTION wt_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.note = 'skip' THEN RETURN NULL; END IF;
+  NEW.n := NEW.n + 100;
+  IF NEW.note = 'clear' THEN NEW.note := NULL; END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER wt_bump BEFORE UPDATE ON wt FOR EACH ROW EXECUTE FUNCTION wt_bump();
+CREATE TRIGGER wt_bump BEFORE UPDATE ON wt_plain FOR EACH ROW EXECUTE FUNCTION wt_bump();
+INSERT INTO wt (rowkey, n) VALUES ('a', 1), ('b', 2), ('c', 3) RETURNING *;
+INSERT INTO wt_plain (rowkey, n) VALUES ('a', 1), ('b', 2), ('c', 3);
+UPDATE wt SET note = 'x' WHERE rowkey = 'a' RETURNING *;
+UPDATE wt_plain SET note = 'x' WHERE rowkey = 'a';
+UPDATE wt SET note = 'clear' WHERE rowkey = 'b' RETURNING *;
+UPDATE wt_plain SET note = 'clear' WHERE rowkey = 'b';
+UPDATE wt SET note = 'skip' WHERE rowkey = 'c' RETURNING *;
+UPDATE wt_plain SET note = 'skip' WHERE rowkey = 'c';
+DROP TRIGGER wt_bump ON wt;
+DROP TRIGGER wt_bump ON wt_plain;
+UPDATE wt SET n = 5 WHERE rowkey = 'c' RETURNING *;
+UPDATE wt_plain SET n = 5 WHERE rowkey = 'c';
+UPDATE wt SET note = DEFAULT WHERE rowkey = 'a';
+UPDATE wt_plain SET note = DEFAULT WHERE rowkey = 'a';
+SELECT * FROM wt ORDER BY rowkey;
+SELECT count(*) AS differ FROM ((TABLE wt EXCEPT TABLE wt_plain) UNION ALL (TABLE wt_plain EXCEPT TABLE wt)) d;
+DROP FOREIGN TABLE wt;
+DROP TABLE wt_plain;
+DROP FUNCTION wt_bump();
+
 -- transactions
 BEGIN;
 INSERT INTO users (rowkey, name) VALUES ('u999', 'temp');

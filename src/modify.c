@@ -38,6 +38,7 @@
 #include "nodes/makefuncs.h"
 #include "optimizer/appendinfo.h"
 #include "storage/predicate.h"
+#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -57,7 +58,10 @@ typedef struct WcFdwModifyState
 	CommandId	cid;			/* the command id at the start of the statement */
 	AttrNumber	junk[WCF_NFIELDS];	/* in the subplan's tlist, or 0 */
 	AttrNumber	junk_wholerow;	/* wide DELETE ... RETURNING: the old row */
-	Bitmapset  *updated;		/* wide UPDATE: the columns it sets */
+	Bitmapset  *updated;		/* wide UPDATE: the columns it sets, and the
+								 * generated columns computed from them */
+	AttrNumber	junk_old;		/* ... and with a BEFORE UPDATE row trigger,
+								 * the old row: columns it changed are set */
 	wc_batch   *deferred;		/* UPDATE: puts applied at the end */
 	MemoryContext tmpcxt;
 	MemoryContextCallback cb;
@@ -155,7 +159,13 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 				elog(ERROR, "could not find junk column %s", wcfdw_junk_names[f]);
 	}
 	if (operation == CMD_UPDATE && ms->conv.cols.wide != NULL)
-		ms->updated = ExecGetUpdatedCols(rinfo, estate);
+	{
+		ms->updated = bms_union(ExecGetUpdatedCols(rinfo, estate),
+								ExecGetExtraUpdatedCols(rinfo, estate));
+		/* the executor's own whole-row column of a foreign table's UPDATE */
+		if (subplan && rinfo->ri_TrigDesc && rinfo->ri_TrigDesc->trig_update_before_row)
+			ms->junk_old = ExecFindJunkAttributeInTlist(subplan->targetlist, "wholerow");
+	}
 	ms->store = wcfdw_store_get(ms->rel);
 	wcfdw_store_begin_statement(ms->store, estate);
 	/* a serializable reader of the table (of its store) before us is in a
@@ -488,10 +498,55 @@ wcfdw_deferred(WcFdwModifyState *ms)
 }
 
 /*
+ * wcfdw_wide_trigger_changed
+ *		The columns to write of an UPDATE whose row a BEFORE UPDATE trigger
+ *		may have changed: those the statement sets, and every cell column
+ *		whose new value differs from the old row's (planSlot's whole row)
+ */
+static Bitmapset *
+wcfdw_wide_trigger_changed(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *planSlot)
+{
+	TupleDesc	tupdesc = RelationGetDescr(ms->rel);
+	Bitmapset  *cols = bms_copy(ms->updated);
+	HeapTupleData tuple;
+	Datum	   *values;
+	bool	   *isnull;
+	bool		null;
+	Datum		d = ExecGetJunkAttribute(planSlot, ms->junk_old, &null);
+	int			i;
+
+	if (null)
+		elog(ERROR, "whole-row of a row of foreign table \"%s\" is null",
+			 RelationGetRelationName(ms->rel));
+	tuple.t_data = DatumGetHeapTupleHeader(d);
+	tuple.t_len = HeapTupleHeaderGetDatumLength(tuple.t_data);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = RelationGetRelid(ms->rel);
+	values = palloc(sizeof(Datum) * tupdesc->natts);
+	isnull = palloc(sizeof(bool) * tupdesc->natts);
+	heap_deform_tuple(&tuple, tupdesc, values, isnull);
+	slot_getallattrs(slot);
+	for (i = 0; i < ms->conv.cols.nwide; i++)
+	{
+		AttrNumber	a = ms->conv.cols.wide[i].attnum;
+		Form_pg_attribute att = TupleDescAttr(tupdesc, a - 1);
+
+		if (slot->tts_isnull[a - 1] != isnull[a - 1] ||
+			(!isnull[a - 1] &&
+			 !datumIsEqual(slot->tts_values[a - 1], values[a - 1], att->attbyval, att->attlen)))
+			cols = bms_add_member(cols, a - FirstLowInvalidHeapAttributeNumber);
+	}
+	return cols;
+}
+
+/*
  * wcfdw_wide_update
  *		UPDATE of a row of a wide table: the changed columns' cells at the
  *		current time, a NULL deleting the cell; a new rowkey moves the row
  *		(the old one's cells deleted, the new one's replaced)
+ *
+ * The changed columns: those the statement sets, the stored generated
+ * columns computed from them, and those a BEFORE UPDATE trigger changed.
  */
 static void
 wcfdw_wide_update(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *planSlot)
@@ -510,7 +565,9 @@ wcfdw_wide_update(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 	if (wcfdw_same_bytes(old_row, old_len, row, row_len))
 	{
 		wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts,
-						   ms->updated, true);
+						   AttributeNumberIsValid(ms->junk_old) ?
+						   wcfdw_wide_trigger_changed(ms, slot, planSlot) : ms->updated,
+						   true);
 		return;
 	}
 	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false),
