@@ -425,6 +425,24 @@ wcfdw_fill_ts(WcFdwModifyState *ms, TupleTableSlot *slot, const wc_cell_view *c,
 	return slot;
 }
 
+/*
+ * wcfdw_partition_check
+ *		A row written into a partition must be within its bounds, as in an
+ *		ordinary partition (23514)
+ *
+ * PostgreSQL checks neither a foreign partition's direct INSERT nor the new
+ * row of its UPDATE, and does not move a row whose partition key an UPDATE
+ * changed to another partition (it does so only for local partitions): the
+ * row would be stored where pruning never looks for it.  Rows routed through
+ * the partitioned table pass.
+ */
+static void
+wcfdw_partition_check(ResultRelInfo *rinfo, TupleTableSlot *slot, EState *estate)
+{
+	if (rinfo->ri_RelationDesc->rd_rel->relispartition)
+		(void) ExecPartitionCheck(rinfo, slot, estate, true);
+}
+
 TupleTableSlot *
 widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 						 TupleTableSlot *planSlot)
@@ -434,6 +452,7 @@ widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	bool		ts_now;
 	MemoryContext old;
 
+	wcfdw_partition_check(rinfo, slot, estate);
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
 	if (ms->conv.cols.wide != NULL)
@@ -586,6 +605,7 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	bool		ts_now;
 	MemoryContext old;
 
+	wcfdw_partition_check(rinfo, slot, estate);
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
 	if (ms->conv.cols.wide != NULL)

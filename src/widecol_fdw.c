@@ -319,15 +319,24 @@ wcfdw_scan_pathkeys(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *
 		if (!OidIsValid(opno))
 			break;
 		var = makeVar(baserel->relid, col->attnum, col->typid, col->typmod, col->collid, 0);
-		pk = build_expression_pathkey(root, (Expr *) var, NULL, opno, baserel->relids, true);
+
+		/*
+		 * Only an order the query can use (as an index's pathkeys): one of an
+		 * equivalence class it has (ORDER BY, a merge join, a condition).  A
+		 * partition's or an inheritance child's own new class would have no
+		 * member for the parent, and an ordered Append over it could not be
+		 * planned ("could not find pathkey item to sort").
+		 */
+		pk = build_expression_pathkey(root, (Expr *) var, NULL, opno, baserel->relids, false);
+		if (pk == NIL)
+			break;
 		/* a column fixed to a constant by the query orders nothing */
-		if (pk != NIL && EC_MUST_BE_REDUNDANT(((PathKey *) linitial(pk))->pk_eclass))
+		if (EC_MUST_BE_REDUNDANT(((PathKey *) linitial(pk))->pk_eclass))
 			continue;
 		/* reversed, only a rowkey that orders anything makes a new order */
 		if (reverse && pathkeys == NIL && order[i] != WCF_ROWKEY)
 			return NIL;
-		if (pk != NIL)
-			pk = list_make1(wcfdw_nulls_as_asked(root, linitial(pk), list_length(pathkeys)));
+		pk = list_make1(wcfdw_nulls_as_asked(root, linitial(pk), list_length(pathkeys)));
 		pathkeys = list_concat(pathkeys, pk);
 	}
 	return pathkeys;
