@@ -221,6 +221,29 @@ DROP FOREIGN TABLE wt;
 DROP TABLE wt_plain;
 DROP FUNCTION wt_bump();
 
+-- UPDATE ... FROM and DELETE ... USING whose join gives a row twice: the row is changed,
+-- counted and returned once, as an ordinary table's (its first join row)
+CREATE FOREIGN TABLE wj (rowkey text COLLATE "C", n int OPTIONS (cell 'f:n')) SERVER wide OPTIONS (families 'f');
+CREATE FOREIGN TABLE tj (rowkey text COLLATE "C", family text, qualifier text, ts bigint, value text)
+    SERVER wide OPTIONS (families 'f');
+INSERT INTO wj VALUES ('a', 0), ('b', 0);
+INSERT INTO tj VALUES ('a', 'f', 'q', 1, '0'), ('b', 'f', 'q', 1, '0');
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+UPDATE wj SET n = wj.n + v.x FROM (VALUES ('a', 1), ('a', 2), ('b', 5)) v(k, x) WHERE wj.rowkey = v.k;
+UPDATE wj SET n = wj.n + v.x FROM (VALUES ('a', 1), ('a', 2), ('b', 5)) v(k, x) WHERE wj.rowkey = v.k
+RETURNING wj.*, v.x;
+UPDATE tj SET value = v.x FROM (VALUES ('a', '1'), ('a', '2'), ('b', '5')) v(k, x) WHERE tj.rowkey = v.k
+RETURNING tj.rowkey, tj.value;
+SELECT * FROM wj ORDER BY rowkey;
+SELECT rowkey, value FROM tj ORDER BY rowkey;
+DELETE FROM wj USING (VALUES ('a'), ('a')) v(k) WHERE wj.rowkey = v.k RETURNING wj.*;
+DELETE FROM tj USING (VALUES ('b'), ('b')) v(k) WHERE tj.rowkey = v.k RETURNING tj.rowkey;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+DROP FOREIGN TABLE wj, tj;
+
 -- partitions: a partitioned table of wide (or tall) foreign partitions.  CREATE FOREIGN
 -- TABLE ... PARTITION OF takes no column options, so the cells are mapped with ALTER COLUMN
 -- afterwards (a WARNING until then); rowkey conditions prune and are pushed into each

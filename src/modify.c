@@ -33,12 +33,14 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/appendinfo.h"
 #include "storage/predicate.h"
 #include "utils/datum.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -63,6 +65,9 @@ typedef struct WcFdwModifyState
 	AttrNumber	junk_old;		/* ... and with a BEFORE UPDATE row trigger,
 								 * the old row: columns it changed are set */
 	wc_batch   *deferred;		/* UPDATE: puts applied at the end */
+	HTAB	   *seen;			/* UPDATE, DELETE whose plan may give a row
+								 * twice: the rows' keys changed so far, */
+	MemoryContext seencxt;		/* in this context */
 	MemoryContext tmpcxt;
 	MemoryContextCallback cb;
 } WcFdwModifyState;
@@ -136,6 +141,106 @@ wcfdw_modify_cleanup(void *arg)
 	ms->deferred = NULL;
 }
 
+/*
+ * Each row once.  A join under an UPDATE or DELETE (UPDATE ... FROM, DELETE
+ * ... USING) can give a row of the table more than once; the heap changes it
+ * the first time and skips it after (the tuple is the command's own), so the
+ * statement counts, returns and changes it once.  We know a row by its key:
+ * with such a plan the keys changed so far are kept, and a row met again is
+ * not changed (NULL to the executor).  A plan that only scans the table
+ * (a projection or an Append of scans above) gives each row once and keeps
+ * nothing.
+ */
+typedef struct WcFdwSeenKey
+{
+	const uint8 *data;
+	size_t		len;
+} WcFdwSeenKey;
+
+static uint32
+wcfdw_seen_hash(const void *key, Size keysize)
+{
+	const WcFdwSeenKey *k = key;
+
+	return hash_bytes(k->data, (int) k->len);
+}
+
+static int
+wcfdw_seen_match(const void *a, const void *b, Size keysize)
+{
+	const WcFdwSeenKey *x = a;
+	const WcFdwSeenKey *y = b;
+
+	return x->len == y->len && memcmp(x->data, y->data, x->len) == 0 ? 0 : 1;
+}
+
+/* Does plan give each row of the table it scans once? */
+static bool
+wcfdw_plan_gives_rows_once(Plan *plan)
+{
+	ListCell   *lc;
+
+	while (plan != NULL && IsA(plan, Result) && outerPlan(plan) != NULL)
+		plan = outerPlan(plan);
+	if (plan == NULL)
+		return false;
+	if (IsA(plan, ForeignScan))
+		return true;
+	if (!IsA(plan, Append))
+		return false;
+	foreach(lc, ((Append *) plan)->appendplans)
+		if (!wcfdw_plan_gives_rows_once(lfirst(lc)))
+			return false;
+	return true;
+}
+
+/*
+ * wcfdw_first_time
+ *		Is key (len bytes) a row this statement has not changed yet?  Then it
+ *		is remembered
+ */
+static bool
+wcfdw_first_time(WcFdwModifyState *ms, const uint8 *key, size_t len)
+{
+	WcFdwSeenKey probe = {key, len};
+	WcFdwSeenKey *e;
+	bool		found;
+	uint8	   *copy;
+
+	if (ms->seen == NULL)
+		return true;
+	e = hash_search(ms->seen, &probe, HASH_ENTER, &found);
+	if (found)
+		return false;
+	copy = MemoryContextAlloc(ms->seencxt, Max(len, 1));
+	memcpy(copy, key, len);
+	e->data = copy;
+	e->len = len;
+	return true;
+}
+
+/* A tall table's row key (a cell version) as bytes for wcfdw_first_time. */
+static uint8 *
+wcfdw_cell_key(const wc_cell_view *c, size_t *len)
+{
+	uint32		lens[3] = {(uint32) c->row_len, (uint32) c->family_len, (uint32) c->qual_len};
+	size_t		n = sizeof(lens) + c->row_len + c->family_len + c->qual_len + sizeof(c->ts);
+	uint8	   *buf = palloc(n);
+	uint8	   *p = buf;
+
+	memcpy(p, lens, sizeof(lens));
+	p += sizeof(lens);
+	memcpy(p, c->row, c->row_len);
+	p += c->row_len;
+	memcpy(p, c->family, c->family_len);
+	p += c->family_len;
+	memcpy(p, c->qual, c->qual_len);
+	p += c->qual_len;
+	memcpy(p, &c->ts, sizeof(c->ts));
+	*len = n;
+	return buf;
+}
+
 static WcFdwModifyState *
 wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan *subplan)
 {
@@ -157,6 +262,21 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 		for (f = WCF_ROWKEY; f <= (ms->conv.cols.wide ? WCF_ROWKEY : WCF_TS); f++)
 			if (!AttributeNumberIsValid(ms->junk[f]))
 				elog(ERROR, "could not find junk column %s", wcfdw_junk_names[f]);
+	}
+	if ((operation == CMD_UPDATE || operation == CMD_DELETE) && subplan != NULL &&
+		!wcfdw_plan_gives_rows_once(subplan))
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(WcFdwSeenKey);
+		ctl.entrysize = sizeof(WcFdwSeenKey);
+		ctl.hash = wcfdw_seen_hash;
+		ctl.match = wcfdw_seen_match;
+		ms->seencxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw rows changed",
+											ALLOCSET_DEFAULT_SIZES);
+		ctl.hcxt = ms->seencxt;
+		ms->seen = hash_create("widecol_fdw rows changed", 256, &ctl,
+							   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
 	}
 	if (operation == CMD_UPDATE && ms->conv.cols.wide != NULL)
 	{
@@ -566,8 +686,9 @@ wcfdw_wide_trigger_changed(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTabl
  *
  * The changed columns: those the statement sets, the stored generated
  * columns computed from them, and those a BEFORE UPDATE trigger changed.
+ * False for a row the statement changed already (wcfdw_first_time).
  */
-static void
+static bool
 wcfdw_wide_update(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *planSlot)
 {
 	const uint8 *old_row;
@@ -579,6 +700,8 @@ wcfdw_wide_update(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 	old_row = wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_ROWKEY], WCF_ROWKEY, &old_len);
 	if (old_row == NULL)
 		elog(ERROR, "rowkey of a row of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
+	if (!wcfdw_first_time(ms, old_row, old_len))
+		return false;
 	slot_getallattrs(slot);
 	row = wcfdw_rowkey_from_slot(ms, slot, &row_len);
 	if (wcfdw_same_bytes(old_row, old_len, row, row_len))
@@ -587,12 +710,13 @@ wcfdw_wide_update(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 						   AttributeNumberIsValid(ms->junk_old) ?
 						   wcfdw_wide_trigger_changed(ms, slot, planSlot) : ms->updated,
 						   true);
-		return;
+		return true;
 	}
 	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false),
 						  old_row, old_len);
 	wcfdw_wide_delete_row(&ms->conv, wcfdw_deferred(ms), row, row_len);
 	wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts, NULL, false);
+	return true;
 }
 
 TupleTableSlot *
@@ -610,11 +734,23 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	old = MemoryContextSwitchTo(ms->tmpcxt);
 	if (ms->conv.cols.wide != NULL)
 	{
-		wcfdw_wide_update(ms, slot, planSlot);
+		bool		changed = wcfdw_wide_update(ms, slot, planSlot);
+
 		MemoryContextSwitchTo(old);
-		return slot;
+		return changed ? slot : NULL;
 	}
 	wcfdw_key_from_junk(ms, planSlot, &old_key);
+	if (ms->seen != NULL)
+	{
+		size_t		len;
+		uint8	   *key = wcfdw_cell_key(&old_key, &len);
+
+		if (!wcfdw_first_time(ms, key, len))
+		{
+			MemoryContextSwitchTo(old);
+			return NULL;
+		}
+	}
 	ts_now = wcfdw_cell_from_slot(ms, slot, &c);
 
 	if (!(wcfdw_same_bytes(old_key.row, old_key.row_len, c.row, c.row_len) &&
@@ -636,9 +772,10 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 
 /*
  * wcfdw_wide_delete
- *		DELETE of a row of a wide table; slot gets the old row for RETURNING
+ *		DELETE of a row of a wide table; slot gets the old row for RETURNING;
+ *		false for a row the statement deleted already (wcfdw_first_time)
  */
-static void
+static bool
 wcfdw_wide_delete(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *planSlot)
 {
 	const uint8 *row;
@@ -647,6 +784,8 @@ wcfdw_wide_delete(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 	row = wcfdw_field_bytes(ms, planSlot, ms->junk[WCF_ROWKEY], WCF_ROWKEY, &row_len);
 	if (row == NULL)
 		elog(ERROR, "rowkey of a row of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
+	if (!wcfdw_first_time(ms, row, row_len))
+		return false;
 	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false), row, row_len);
 
 	ExecClearTuple(slot);
@@ -666,13 +805,14 @@ wcfdw_wide_delete(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 			tup.t_data = th;
 			MemoryContextSwitchTo(slot->tts_mcxt);
 			ExecForceStoreHeapTuple(heap_copytuple(&tup), slot, true);
-			return;
+			return true;
 		}
 	}
 	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
 	slot->tts_values[ms->conv.cols.f[WCF_ROWKEY].attnum - 1] =
 		ExecGetJunkAttribute(planSlot, ms->junk[WCF_ROWKEY], &slot->tts_isnull[ms->conv.cols.f[WCF_ROWKEY].attnum - 1]);
 	ExecStoreVirtualTuple(slot);
+	return true;
 }
 
 TupleTableSlot *
@@ -688,11 +828,23 @@ widecolExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	old = MemoryContextSwitchTo(ms->tmpcxt);
 	if (ms->conv.cols.wide != NULL)
 	{
-		wcfdw_wide_delete(ms, slot, planSlot);
+		bool		changed = wcfdw_wide_delete(ms, slot, planSlot);
+
 		MemoryContextSwitchTo(old);
-		return slot;
+		return changed ? slot : NULL;
 	}
 	wcfdw_key_from_junk(ms, planSlot, &c);
+	if (ms->seen != NULL)
+	{
+		size_t		len;
+		uint8	   *key = wcfdw_cell_key(&c, &len);
+
+		if (!wcfdw_first_time(ms, key, len))
+		{
+			MemoryContextSwitchTo(old);
+			return NULL;
+		}
+	}
 	wcfdw_delete_version(ms, &c);
 	MemoryContextSwitchTo(old);
 
