@@ -221,6 +221,30 @@ DROP FOREIGN TABLE wt;
 DROP TABLE wt_plain;
 DROP FUNCTION wt_bump();
 
+-- NOT NULL and CHECK constraints are checked on every row written (PostgreSQL leaves a
+-- foreign table's to its wrapper), by INSERT, COPY and UPDATE (not by a direct UPDATE, which
+-- such a table does not get), tall tables too: 23502, 23514, nothing stored
+CREATE FOREIGN TABLE wc (rowkey text COLLATE "C" NOT NULL, n int OPTIONS (cell 'f:n') CHECK (n > 0),
+    note text OPTIONS (cell 'f:note') NOT NULL) SERVER wide OPTIONS (families 'f');
+CREATE FOREIGN TABLE tc (rowkey text COLLATE "C", family text, qualifier text, ts bigint,
+    value text CHECK (value <> 'bad')) SERVER wide OPTIONS (families 'f');
+INSERT INTO wc VALUES ('a', 1, 'x');
+SELECT wide_try($$INSERT INTO wc VALUES ('b', 2, 'y'), ('c', -1, 'z')$$);
+SELECT wide_try($$INSERT INTO wc (rowkey, n) VALUES ('b', 2)$$);
+SELECT wide_try($$COPY wc FROM PROGRAM 'printf "b\t0\ty\n"'$$);
+EXPLAIN (COSTS OFF) UPDATE wc SET n = -5 WHERE rowkey = 'a';
+SELECT wide_try($$UPDATE wc SET n = -5 WHERE rowkey = 'a'$$);
+SELECT wide_try($$UPDATE wc SET note = NULL WHERE rowkey = 'a'$$);
+CREATE FOREIGN TABLE wd (rowkey text COLLATE "C" NOT NULL, n int OPTIONS (cell 'f:n')) SERVER wide OPTIONS (families 'f');
+EXPLAIN (COSTS OFF) UPDATE wd SET n = 5 WHERE rowkey = 'a';  -- direct: its NOT NULL rowkey is never set
+DROP FOREIGN TABLE wd;
+SELECT * FROM wc;
+SELECT wide_try($$INSERT INTO tc VALUES ('a', 'f', 'q', 1, 'bad')$$);
+INSERT INTO tc VALUES ('a', 'f', 'q', 1, 'ok');
+SELECT wide_try($$UPDATE tc SET value = 'bad'$$);
+SELECT rowkey, value FROM tc;
+DROP FOREIGN TABLE wc, tc;
+
 -- UPDATE ... FROM and DELETE ... USING whose join gives a row twice: the row is changed,
 -- counted and returned once, as an ordinary table's (its first join row)
 CREATE FOREIGN TABLE wj (rowkey text COLLATE "C", n int OPTIONS (cell 'f:n')) SERVER wide OPTIONS (families 'f');

@@ -55,8 +55,9 @@
  * built the row twice, to write one cell.  HBase's Put writes the cell.  So
  * an UPDATE of a wide table whose scan has only "rowkey = expr" or "rowkey
  * = ANY (array expr)" (with, optionally, bounds or a prefix of the rowkey:
- * a view of a rowkey range), no RETURNING and no row-level UPDATE trigger, and
- * whose SET expressions read nothing of the row (no column of it, no
+ * a view of a rowkey range), no RETURNING, no row-level UPDATE trigger and
+ * no CHECK constraint or NOT NULL column set (which the ordinary path checks),
+ * and whose SET expressions read nothing of the row (no column of it, no
  * sub-select), runs inside the scan node, per target rowkey:
  *	1. is the row there for the statement's snapshot: a mapped cell visible
  *	   (the row's cells merged, none decoded);
@@ -283,6 +284,15 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 								rel->trigdesc->trig_update_after_row ||
 								rel->trigdesc->trig_update_instead_row)) &&
 			wcfdw_direct_set_ok(root, resultRelation, &cols, &set_attnos, &set_exprs);
+	/* constraints a new row must meet are checked by the ordinary path (modify.c) */
+	if (ok && plan->operation == CMD_UPDATE && rel->rd_att->constr != NULL)
+	{
+		if (rel->rd_att->constr->num_check > 0)
+			ok = false;
+		foreach(lc, set_attnos)
+			if (TupleDescAttr(rel->rd_att, lfirst_int(lc) - 1)->attnotnull)
+				ok = false;
+	}
 	table_close(rel, NoLock);
 	if (!ok)
 		return false;

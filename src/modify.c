@@ -546,20 +546,26 @@ wcfdw_fill_ts(WcFdwModifyState *ms, TupleTableSlot *slot, const wc_cell_view *c,
 }
 
 /*
- * wcfdw_partition_check
- *		A row written into a partition must be within its bounds, as in an
- *		ordinary partition (23514)
+ * wcfdw_check_row
+ *		A row written must meet the table's NOT NULL and CHECK constraints
+ *		(23502, 23514) and, in a partition, be within its bounds (23514), as
+ *		in an ordinary table
  *
- * PostgreSQL checks neither a foreign partition's direct INSERT nor the new
- * row of its UPDATE, and does not move a row whose partition key an UPDATE
- * changed to another partition (it does so only for local partitions): the
- * row would be stored where pruning never looks for it.  Rows routed through
- * the partitioned table pass.
+ * PostgreSQL leaves a foreign table's constraints to its wrapper: this one
+ * holds the data, so it checks them.  Nor does it check a foreign
+ * partition's direct INSERT or the new row of its UPDATE, or move a row whose
+ * partition key an UPDATE changed to another partition (it does so only for
+ * local partitions): the row would be stored where pruning never looks for
+ * it.  Rows routed through the partitioned table pass.
  */
 static void
-wcfdw_partition_check(ResultRelInfo *rinfo, TupleTableSlot *slot, EState *estate)
+wcfdw_check_row(ResultRelInfo *rinfo, TupleTableSlot *slot, EState *estate)
 {
-	if (rinfo->ri_RelationDesc->rd_rel->relispartition)
+	Relation	rel = rinfo->ri_RelationDesc;
+
+	if (rel->rd_att->constr != NULL)
+		ExecConstraints(rinfo, slot, estate);
+	if (rel->rd_rel->relispartition)
 		(void) ExecPartitionCheck(rinfo, slot, estate, true);
 }
 
@@ -572,7 +578,7 @@ widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	bool		ts_now;
 	MemoryContext old;
 
-	wcfdw_partition_check(rinfo, slot, estate);
+	wcfdw_check_row(rinfo, slot, estate);
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
 	if (ms->conv.cols.wide != NULL)
@@ -729,7 +735,7 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	bool		ts_now;
 	MemoryContext old;
 
-	wcfdw_partition_check(rinfo, slot, estate);
+	wcfdw_check_row(rinfo, slot, estate);
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
 	if (ms->conv.cols.wide != NULL)
