@@ -159,6 +159,10 @@ SELECT count(*) AS differ FROM generate_series(0, 210) i
        (SELECT array_agg(rowkey ORDER BY rowkey) FROM users_plain WHERE name = 'user ' || i AND born = date '2000-01-01' + i);
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT rowkey FROM users WHERE age = 21;
 SELECT rowkey, age FROM users WHERE age = 21 ORDER BY rowkey;
+-- a reversed scan, and point reads (the row cache's path) filter alike
+SELECT array_agg(rowkey) FROM (SELECT rowkey FROM users WHERE age = 21 ORDER BY rowkey DESC) r;
+SELECT array_agg(rowkey) FROM (SELECT rowkey FROM users_plain WHERE age = 21 ORDER BY rowkey DESC) r;
+SELECT count(*) FROM users u JOIN users_plain p ON u.rowkey = p.rowkey AND u.age = p.age WHERE p.age = 21;
 -- a generic plan's parameter; NULL matches nothing
 PREPARE by_age(int) AS SELECT count(*) FROM users WHERE age = $1;
 SET plan_cache_mode = force_generic_plan;
