@@ -8,8 +8,8 @@
 # showing w's store (versions at chosen timestamps, three kept), and a wide table v of its own
 # are dumped with their data, but for w's (--exclude-table-data=w: t's rows are the store's
 # cells with their timestamps; w's rows would write them again, at the time of the restore),
-# in plain format (psql) and custom format (pg_restore), into new databases; there every table
-# reads as in the source.
+# and a partitioned table of two wide partitions, in plain format (psql) and custom format
+# (pg_restore), into new databases; there every table reads as in the source.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
@@ -31,6 +31,14 @@ wc_psql -c "CREATE SCHEMA app" \
         -c "INSERT INTO v SELECT 'v' || i, CASE WHEN i % 5 > 0 THEN 'a' || i END, i * 1000000000::bigint
               FROM generate_series(1, 40) i" \
         -c "SELECT widecol_flush('app.w')" >/dev/null || t_bail "the tables and their rows"
+# a partitioned table of wide partitions (mapped after PARTITION OF: a WARNING until then)
+wc_psql -c "CREATE TABLE pt (rowkey text COLLATE \"C\" NOT NULL, n int, note text) PARTITION BY RANGE (rowkey)" \
+        -c "CREATE FOREIGN TABLE pt1 PARTITION OF pt FOR VALUES FROM ('a') TO ('m') SERVER wide OPTIONS (families 'f')" \
+        -c "ALTER FOREIGN TABLE pt1 ALTER COLUMN n OPTIONS (cell 'f:n'), ALTER COLUMN note OPTIONS (cell 'f:note')" \
+        -c "CREATE FOREIGN TABLE pt2 PARTITION OF pt FOR VALUES FROM ('m') TO ('z') SERVER wide OPTIONS (families 'f')" \
+        -c "ALTER FOREIGN TABLE pt2 ALTER COLUMN n OPTIONS (cell 'f:n'), ALTER COLUMN note OPTIONS (cell 'f:note')" \
+        -c "INSERT INTO pt SELECT chr(97 + i % 25) || i, i, CASE WHEN i % 2 = 0 THEN 'even' END
+              FROM generate_series(1, 60) i" >/dev/null 2>&1 || t_bail "the partitioned table"
 
 work=$(mktemp -d /tmp/widecol-dumpwide.XXXXXX) || t_bail "mktemp"
 wc_on_exit "rm -rf '$work'"
@@ -38,10 +46,11 @@ wc_on_exit "rm -rf '$work'"
 # rows DB: every table's rows as text, in a fixed order
 rows() {
     wc_psql -d "$1" -c "SELECT 't', rowkey, family, qualifier, ts, value FROM app.t ORDER BY 2, 3, 4, 5" \
-                    -c "SELECT 'w', * FROM app.w ORDER BY 2" -c "SELECT 'v', * FROM v ORDER BY 2"
+                    -c "SELECT 'w', * FROM app.w ORDER BY 2" -c "SELECT 'v', * FROM v ORDER BY 2" \
+                    -c "SELECT 'p', tableoid::regclass, * FROM pt ORDER BY 3"
 }
 rows postgres >"$work/source" || t_bail "reading the source"
-t_diag "source: $(grep -c '^t|' "$work/source") cell versions, $(grep -c '^w|' "$work/source") + $(grep -c '^v|' "$work/source") wide rows"
+t_diag "source: $(grep -c '^t|' "$work/source") cell versions, $(grep -c '^w|' "$work/source") + $(grep -c '^v|' "$work/source") wide rows, $(grep -c '^p|' "$work/source") in partitions"
 
 "$WC_PGBIN/pg_dump" --include-foreign-data=wide --exclude-table-data=app.w -f "$work/dump.sql" postgres \
     2>"$work/dump.err"
