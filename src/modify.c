@@ -219,15 +219,18 @@ wcfdw_first_time(WcFdwModifyState *ms, const uint8 *key, size_t len)
 	return true;
 }
 
-/* A tall table's row key (a cell version) as bytes for wcfdw_first_time. */
-static uint8 *
-wcfdw_cell_key(const wc_cell_view *c, size_t *len)
+/* wcfdw_first_time of a tall table's row, the cell version c (its key as bytes) */
+static bool
+wcfdw_cell_first_time(WcFdwModifyState *ms, const wc_cell_view *c)
 {
 	uint32		lens[3] = {(uint32) c->row_len, (uint32) c->family_len, (uint32) c->qual_len};
 	size_t		n = sizeof(lens) + c->row_len + c->family_len + c->qual_len + sizeof(c->ts);
-	uint8	   *buf = palloc(n);
-	uint8	   *p = buf;
+	uint8	   *buf;
+	uint8	   *p;
 
+	if (ms->seen == NULL)
+		return true;
+	buf = p = palloc(n);
 	memcpy(p, lens, sizeof(lens));
 	p += sizeof(lens);
 	memcpy(p, c->row, c->row_len);
@@ -237,8 +240,7 @@ wcfdw_cell_key(const wc_cell_view *c, size_t *len)
 	memcpy(p, c->qual, c->qual_len);
 	p += c->qual_len;
 	memcpy(p, &c->ts, sizeof(c->ts));
-	*len = n;
-	return buf;
+	return wcfdw_first_time(ms, buf, n);
 }
 
 static WcFdwModifyState *
@@ -746,16 +748,10 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 		return changed ? slot : NULL;
 	}
 	wcfdw_key_from_junk(ms, planSlot, &old_key);
-	if (ms->seen != NULL)
+	if (!wcfdw_cell_first_time(ms, &old_key))
 	{
-		size_t		len;
-		uint8	   *key = wcfdw_cell_key(&old_key, &len);
-
-		if (!wcfdw_first_time(ms, key, len))
-		{
-			MemoryContextSwitchTo(old);
-			return NULL;
-		}
+		MemoryContextSwitchTo(old);
+		return NULL;
 	}
 	ts_now = wcfdw_cell_from_slot(ms, slot, &c);
 
@@ -840,16 +836,10 @@ widecolExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 		return changed ? slot : NULL;
 	}
 	wcfdw_key_from_junk(ms, planSlot, &c);
-	if (ms->seen != NULL)
+	if (!wcfdw_cell_first_time(ms, &c))
 	{
-		size_t		len;
-		uint8	   *key = wcfdw_cell_key(&c, &len);
-
-		if (!wcfdw_first_time(ms, key, len))
-		{
-			MemoryContextSwitchTo(old);
-			return NULL;
-		}
+		MemoryContextSwitchTo(old);
+		return NULL;
 	}
 	wcfdw_delete_version(ms, &c);
 	MemoryContextSwitchTo(old);
