@@ -142,10 +142,16 @@ ANALYZE users;
 EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE age = 25;
 EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE 25 = age AND born = date '2000-01-04' AND name = 'user 3';
 EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE age = 25 AND rowkey >= 'u100';
--- not: numeric (1.0 = 1.00), jsonb, a cross-type operator, a nondeterministic collation, <
+-- integers of other types too: the value in the column's type, none if it does not fit
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE age = 25::bigint;
+SELECT count(*) FROM users WHERE age = 21::bigint;
+SELECT count(*) FROM users WHERE age = 21::smallint;
+SELECT count(*) FROM users WHERE age = 4294967317;  -- 2^32 + 21
+-- not: numeric (1.0 = 1.00), jsonb, another cross-type operator, a nondeterministic
+-- collation, <
 EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE score = 2.5;
 EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE follows = '{"u003": 1}';
-EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE age = 25::bigint;
+EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE born = timestamp '2000-01-04';
 CREATE COLLATION wide_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 EXPLAIN (COSTS OFF) SELECT rowkey FROM users WHERE name = 'USER 3' COLLATE wide_ci;
 SELECT rowkey FROM users WHERE name = 'USER 3' COLLATE wide_ci;

@@ -504,13 +504,36 @@ wcfdw_cell_filter_type(Oid typid)
 	}
 }
 
+/* Is typid smallint, int or bigint? */
+static bool
+wcfdw_is_integer_type(Oid typid)
+{
+	return typid == INT2OID || typid == INT4OID || typid == INT8OID;
+}
+
+/*
+ * wcfdw_cell_filter_op
+ *		Is opno "column = value" for a column of type coltype and a value of
+ *		valtype, as a cell filter takes it: the type's own equality, or that
+ *		of two integer types (bigint = 7 is int84eq: the scan turns the value
+ *		into the column's type, scan.c)
+ */
+static bool
+wcfdw_cell_filter_op(Oid opno, Oid coltype, Oid valtype)
+{
+	if (valtype == coltype)
+		return opno == lookup_type_cache(coltype, TYPECACHE_EQ_OPR)->eq_opr;
+	return wcfdw_is_integer_type(coltype) && wcfdw_is_integer_type(valtype) &&
+		get_op_opfamily_strategy(opno, INTEGER_BTREE_FAM_OID) == BTEqualStrategyNumber;
+}
+
 /*
  * wcfdw_cell_filter_from_clause
  *		Whether clause is "column = value" on a wide table's single-cell
  *		column, which the scan can check on the cell's stored bytes (scan.c,
- *		cell filters): the type's own equality on both sides (no cross-type
- *		operator), under a deterministic collation, a value that does not
- *		refer to the table and is not volatile.  Sets *attnum and *value.
+ *		cell filters): the type's own equality (or one of two integer
+ *		types), under a deterministic collation, a value that does not refer
+ *		to the table and is not volatile.  Sets *attnum and *value.
  */
 bool
 wcfdw_cell_filter_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFdwColumns *cols,
@@ -552,8 +575,7 @@ wcfdw_cell_filter_from_clause(PlannerInfo *root, RelOptInfo *baserel, const WcFd
 		if (optype != cols->wide[w].typid &&
 			!(optype == TEXTOID && cols->wide[w].typid == VARCHAROID))
 			return false;
-		if (exprType(other) != optype ||
-			op->opno != lookup_type_cache(optype, TYPECACHE_EQ_OPR)->eq_opr ||
+		if (!wcfdw_cell_filter_op(op->opno, optype, exprType(other)) ||
 			(OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid)) ||
 			!wcfdw_is_scan_constant(root, baserel, other))
 			return false;

@@ -674,6 +674,19 @@ wcfdw_filters_compute(WcFdwScanState *ss, ExprContext *econtext)
 
 		if (isnull)
 			return false;
+		/* an integer of another type (pushdown.c): the column's, if it fits */
+		if (exprType((Node *) ss->filter_state[i]->expr) != w->typid)
+		{
+			Oid			vt = exprType((Node *) ss->filter_state[i]->expr);
+			int64		v = vt == INT2OID ? DatumGetInt16(d) :
+				vt == INT4OID ? DatumGetInt32(d) : DatumGetInt64(d);
+
+			if ((w->typid == INT2OID && (v < PG_INT16_MIN || v > PG_INT16_MAX)) ||
+				(w->typid == INT4OID && (v < PG_INT32_MIN || v > PG_INT32_MAX)))
+				return false;	/* no value of the column's type is equal */
+			d = w->typid == INT2OID ? Int16GetDatum((int16) v) :
+				w->typid == INT4OID ? Int32GetDatum((int32) v) : Int64GetDatum(v);
+		}
 		wcfdw_value_to_bytes(w->repr, (FmgrInfo *) &w->send, d, &data, &len);
 		copy = palloc(Max(len, 1));
 		memcpy(copy, data, len);
