@@ -65,12 +65,11 @@ FETCH ALL FROM c;
 SELECT * FROM snap_both ORDER BY 1;		-- READ COMMITTED: a new statement, a new snapshot
 COMMIT;
 
--- row locks: another session holds row a (UPDATE: the row's lock and its rowkey's), so ours
--- waits ...
+-- row locks: another session holds row a (UPDATE), so ours waits ...
 SELECT dblink_exec('rr', 'BEGIN');
 SELECT dblink_exec('rr', 'UPDATE snap SET value = ''locked'' WHERE rowkey = ''a''');
 SELECT locktype, mode, granted FROM pg_locks
-    WHERE relation = 'snap'::regclass AND locktype = 'tuple' ORDER BY mode;
+    WHERE relation = 'snap'::regclass AND locktype = 'tuple';
 SET lock_timeout = '200ms';
 UPDATE snap SET value = 'waited' WHERE rowkey = 'a';
 DELETE FROM snap WHERE rowkey = 'a';

@@ -405,8 +405,21 @@ SELECT * FROM scores;
 CREATE FOREIGN TABLE hist (rowkey text COLLATE "C", family text, qualifier text,
                            ts bigint, value text) SERVER wide OPTIONS (families 'v');
 INSERT INTO hist VALUES ('a', 'v', 'x', 1, 'old'), ('a', 'v', 'x', 2, 'new'), ('b', 'v', 'y', 1, 'why');
+-- a row lock of a tall table: one lock; once a wide table shows the store, its rowkey's too
+-- (specs/iso_tall_wide.spec)
+CREATE VIEW hist_locks AS SELECT mode, count(*) FROM pg_locks
+ WHERE locktype = 'tuple' AND relation = 'hist'::regclass AND pid = pg_backend_pid() GROUP BY 1 ORDER BY 1;
+BEGIN;
+UPDATE hist SET value = 'newer' WHERE rowkey = 'a' AND ts = 2;
+SELECT * FROM hist_locks;
+ROLLBACK;
 CREATE FOREIGN TABLE hist_wide (rowkey text COLLATE "C", x text OPTIONS (cell 'v:x'),
                                 y text OPTIONS (cell 'v:y')) SERVER wide OPTIONS (store 'hist');
+BEGIN;
+UPDATE hist SET value = 'newer' WHERE rowkey = 'a' AND ts = 2;
+SELECT * FROM hist_locks;
+ROLLBACK;
+DROP VIEW hist_locks;
 SELECT * FROM hist_wide ORDER BY rowkey;
 BEGIN;
 UPDATE hist_wide SET x = 'newer' WHERE rowkey = 'a';

@@ -171,8 +171,7 @@ DROP FOREIGN TABLE x2;
 -- Lock escalation (scan.c): row locks take room in the shared lock table, so a transaction
 -- that has taken widecol_fdw.max_row_locks of them in a table locks all of its rows at once
 -- (a page lock of the table, ExclusiveLock) when no other transaction holds row locks there,
--- and takes no more row locks.  A tall table's row lock also takes its rowkey's lock (as a wide
--- table's row lock, scan.c): here each row has its own rowkey, two locks a row
+-- and takes no more row locks
 CREATE FOREIGN TABLE esc (
     rowkey text COLLATE "C", family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text
 ) SERVER wide OPTIONS (families 'f');
@@ -183,11 +182,11 @@ CREATE VIEW esc_locks AS
 SET widecol_fdw.max_row_locks = 10;
 BEGIN;
 UPDATE esc SET value = 'a' WHERE rowkey < 'r00006';
-SELECT * FROM esc_locks;                         -- five rows, the rows lock shared
+SELECT * FROM esc_locks;                         -- five row locks, the rows lock shared
 -- another session updates another row meanwhile, and is done
 SELECT dblink_exec('other', $$UPDATE esc SET value = 'other' WHERE rowkey = 'r20000'$$);
 UPDATE esc SET value = 'b' WHERE rowkey < 'r00100';
-SELECT * FROM esc_locks;                         -- escalated at the 11th lock
+SELECT * FROM esc_locks;                         -- escalated at the 11th row lock
 -- now another session's UPDATE of any row waits for this transaction (lock_timeout here)
 SELECT dblink_exec('other', 'SET lock_timeout = 200');
 SELECT dblink_exec('other', $$UPDATE esc SET value = 'other' WHERE rowkey = 'r19999'$$, false);
@@ -201,7 +200,7 @@ SELECT dblink_exec('other', 'BEGIN');
 SELECT dblink_exec('other', $$UPDATE esc SET value = 'other' WHERE rowkey = 'r20000'$$);
 BEGIN;
 UPDATE esc SET value = 'c' WHERE rowkey < 'r00031';
-SELECT * FROM esc_locks;                         -- thirty rows, no ExclusiveLock
+SELECT * FROM esc_locks;                         -- thirty row locks, no ExclusiveLock
 SELECT dblink_exec('other', 'COMMIT');
 UPDATE esc SET value = 'd' WHERE rowkey >= 'r00300' AND rowkey < 'r00600';
 SELECT * FROM esc_locks;                         -- escalated once the other committed
@@ -212,8 +211,8 @@ RESET widecol_fdw.max_row_locks;
 -- memory" for this test's lock table (max_locks_per_transaction 64)
 BEGIN;
 UPDATE esc SET value = 'e' WHERE rowkey >= 'r01000';
-SELECT locktype, string_agg(DISTINCT mode, ', ') AS modes, count(*) > 1000 AS above_the_limit
-  FROM pg_locks WHERE relation = 'esc'::regclass AND pid = pg_backend_pid() GROUP BY 1 ORDER BY 1;
+SELECT locktype, mode, count(*) > 1000 AS above_the_limit FROM pg_locks
+ WHERE relation = 'esc'::regclass AND pid = pg_backend_pid() GROUP BY 1, 2 ORDER BY 1, 2;
 DELETE FROM esc WHERE rowkey < 'r00500';
 COMMIT;
 SELECT value, count(*) FROM esc GROUP BY 1 ORDER BY 1;

@@ -193,6 +193,56 @@ wcfdw_forget_store_owner(Oid relid)
 	CommandCounterIncrement();
 }
 
+/* Has widecol table relid option cell on a column (a wide table)? */
+static bool
+wcfdw_table_is_wide(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	char	  **specs;
+	bool		wide = wcfdw_get_cell_specs(rel, &specs);
+
+	table_close(rel, AccessShareLock);
+	return wide;
+}
+
+/*
+ * wcfdw_store_shown_wide
+ *		Does a wide table show the store of table owner: owner itself, or a
+ *		table whose option store names it (its dependents, recorded by the
+ *		event trigger below)?
+ */
+bool
+wcfdw_store_shown_wide(Oid owner)
+{
+	Relation	depRel;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		wide;
+
+	if (wcfdw_table_is_wide(owner))
+		return true;
+	depRel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(RelationRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(owner));
+	scan = systable_beginscan(depRel, DependReferenceIndexId, true, NULL, 2, key);
+	wide = false;
+	while (!wide && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
+
+		if (dep->classid == RelationRelationId && dep->deptype == DEPENDENCY_NORMAL &&
+			dep->objsubid == 0 && wcfdw_is_widecol_table(dep->objid) &&
+			wcfdw_store_owner(dep->objid, true) == owner)
+			wide = wcfdw_table_is_wide(dep->objid);
+	}
+	systable_endscan(scan);
+	table_close(depRel, AccessShareLock);
+	return wide;
+}
+
 /*
  * wcfdw_ddl_defines_columns
  *		Is cmd one of those pg_dump defines a foreign table's columns with: a

@@ -859,9 +859,11 @@ wcfdw_row_lock_take(WcFdwStore *store, const LOCKTAG *rows, const LOCKTAG *tag, 
  * heap row.  The modes are those of a heap tuple lock of the same strength
  * (widecol_fdw.c, wcfdw_row_lock), but FOR SHARE's is ShareLock, which
  * conflicts with the others as the heap's RowShareLock does and also with
- * the RowExclusiveLock a tall writer takes on its rowkey: a tall table's
- * row lock first takes its rowkey's tag (wcfdw_row_intention_mode), so that
- * a tall and a wide table over one store wait for each other's writers.
+ * the RowExclusiveLock a tall writer takes on its rowkey: when a wide table
+ * shows the store (wcfdw_store_has_wide), a tall table's row lock first
+ * takes its rowkey's tag (wcfdw_row_intention_mode), so that a tall and a
+ * wide table over one store wait for each other's writers.  A store only
+ * tall tables show needs no such lock: one lock a row, as before.
  *
  * Lock escalation.  A heap row's lock lives in the row itself; ours take a
  * slot of the shared lock table each, which holds max_locks_per_transaction
@@ -895,7 +897,7 @@ wcfdw_row_lock_acquire(WcFdwStore *store, Relation rel, uint64 rh, const wc_cell
 		LockAcquire(&rows, RowExclusiveLock, false, wait != LockWaitBlock) == LOCKACQUIRE_NOT_AVAIL)
 		return wcfdw_row_lock_not_available(rel, wait);
 
-	if (cell != NULL)
+	if (cell != NULL && wcfdw_store_has_wide(store))
 	{
 		SET_LOCKTAG_TUPLE(tag, MyDatabaseId, store->relid, (BlockNumber) rh,
 						  (OffsetNumber) (rh >> 32));

@@ -130,16 +130,31 @@ wcfdw_mark_stale(Oid relid)
 
 	if (wcfdw_stores == NULL)
 		return;
-	if (OidIsValid(relid))
-	{
-		s = hash_search(wcfdw_stores, &relid, HASH_FIND, NULL);
-		if (s)
-			s->stale = true;
-		return;
-	}
+	/* any table may be (or stop being) a wide one showing a store */
 	hash_seq_init(&seq, wcfdw_stores);
 	while ((s = hash_seq_search(&seq)) != NULL)
-		s->stale = true;
+	{
+		s->wide_known = false;
+		if (!OidIsValid(relid) || s->relid == relid)
+			s->stale = true;
+	}
+}
+
+/*
+ * wcfdw_store_has_wide
+ *		Does a wide table show the store (ddl.c, wcfdw_store_shown_wide)?
+ *		Known until the next relcache invalidation: a tall table's row locks
+ *		take their rowkey's lock only then (scan.c)
+ */
+bool
+wcfdw_store_has_wide(WcFdwStore *store)
+{
+	if (!store->wide_known)
+	{
+		store->has_wide = wcfdw_store_shown_wide(store->relid);
+		store->wide_known = true;
+	}
+	return store->has_wide;
 }
 
 static void

@@ -321,6 +321,9 @@ typedef struct WcFdwStore
 	char	   *walpath;		/* the path WAL records name, TopMemoryContext */
 	MemoryContext refreshed_cxt;	/* es_query_cxt of the statement that last
 									 * refreshed, NULL when it ended */
+	bool		wide_known;		/* has_wide is up to date (reset by every */
+	bool		has_wide;		/* relcache invalidation): a wide table shows
+								 * the store (wcfdw_store_has_wide) */
 	/* row locks this transaction took in the store (scan.c): store.c only */
 	int64		nrowlocks;
 	uint64		rowlocks_xact;	/* the wcfdw_xact_count they were counted in */
@@ -336,6 +339,8 @@ extern void wcfdw_store_begin_statement(WcFdwStore *store, EState *estate);
 extern void wcfdw_store_refresh(WcFdwStore *store);
 extern void wcfdw_store_scan_opened(WcFdwStore *store);
 extern void wcfdw_store_scan_closed(WcFdwStore *store);
+extern bool wcfdw_store_has_wide(WcFdwStore *store);
+extern bool wcfdw_store_shown_wide(Oid owner);
 
 /* the transaction's writes, committed or discarded by store.c's callbacks */
 extern wc_batch *wcfdw_store_write_batch(WcFdwStore *store, CommandId cid, bool alone);
