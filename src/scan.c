@@ -66,10 +66,9 @@ typedef struct WcFdwScanState
 	bool	   *wneed;			/* the plan uses its value */
 	bool	   *wread;			/* the scan reads its cells */
 	WcFdwWideReader reader;
-	int			nfilters;		/* cell filters: the column (of the wide */
-	int		   *filter_col;		/* ones) and the value's expression; the */
-	ExprState **filter_state;	/* bytes, per (re)scan, in keycxt */
-	WcFdwCellFilter *filters;
+	int			nfilters;		/* cell filters: their columns (of the wide */
+	WcFdwCellFilter *filters;	/* ones), and their bytes per (re)scan, in */
+	ExprState **filter_state;	/* keycxt, from these expressions */
 
 	wc_scan    *scan;
 	wc_scan_opts opts;
@@ -422,7 +421,6 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 
 		/* the cell filters (widecol_fdw.c): attnum, index in fdw_exprs */
 		ss->nfilters = (list_length(wide) - 1) / 2;
-		ss->filter_col = palloc(sizeof(int) * Max(ss->nfilters, 1));
 		ss->filter_state = palloc(sizeof(ExprState *) * Max(ss->nfilters, 1));
 		ss->filters = palloc(sizeof(WcFdwCellFilter) * Max(ss->nfilters, 1));
 		for (i = 0; i < ss->nfilters; i++)
@@ -435,7 +433,7 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 					break;
 			if (w == ss->conv.cols.nwide)
 				elog(ERROR, "cell filter on unknown column %d", attnum);
-			ss->filter_col[i] = w;
+			ss->filters[i].col = w;
 			ss->filter_state[i] = ExecInitExpr(list_nth(plan->fdw_exprs,
 														list_nth_int(wide, 2 + 2 * i)),
 											   (PlanState *) node);
@@ -665,7 +663,8 @@ wcfdw_filters_compute(WcFdwScanState *ss, ExprContext *econtext)
 
 	for (i = 0; i < ss->nfilters; i++)
 	{
-		const WcFdwWideColumn *w = &ss->conv.cols.wide[ss->filter_col[i]];
+		const WcFdwWideColumn *w = &ss->conv.cols.wide[ss->filters[i].col];
+		Oid			vt = exprType((Node *) ss->filter_state[i]->expr);
 		bool		isnull;
 		Datum		d = ExecEvalExpr(ss->filter_state[i], econtext, &isnull);
 		const uint8 *data;
@@ -675,9 +674,8 @@ wcfdw_filters_compute(WcFdwScanState *ss, ExprContext *econtext)
 		if (isnull)
 			return false;
 		/* an integer of another type (pushdown.c): the column's, if it fits */
-		if (exprType((Node *) ss->filter_state[i]->expr) != w->typid)
+		if (vt != w->typid)
 		{
-			Oid			vt = exprType((Node *) ss->filter_state[i]->expr);
 			int64		v = vt == INT2OID ? DatumGetInt16(d) :
 				vt == INT4OID ? DatumGetInt32(d) : DatumGetInt64(d);
 
@@ -690,7 +688,6 @@ wcfdw_filters_compute(WcFdwScanState *ss, ExprContext *econtext)
 		wcfdw_value_to_bytes(w->repr, (FmgrInfo *) &w->send, d, &data, &len);
 		copy = palloc(Max(len, 1));
 		memcpy(copy, data, len);
-		ss->filters[i].col = ss->filter_col[i];
 		ss->filters[i].val = copy;
 		ss->filters[i].len = len;
 	}
@@ -1577,7 +1574,7 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 			resetStringInfo(&buf);
 			for (i = 0; i < ss->nfilters; i++)
 				appendStringInfo(&buf, "%s%s = %s", i ? " AND " : "",
-								 quote_identifier(ss->conv.cols.wide[ss->filter_col[i]].name),
+								 quote_identifier(ss->conv.cols.wide[ss->filters[i].col].name),
 								 deparse_expression(list_nth(plan->fdw_exprs,
 															 list_nth_int(wide, 2 + 2 * i)),
 													es->deparse_cxt, false, false));
