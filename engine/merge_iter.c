@@ -237,10 +237,9 @@ merge_next(wc_iter *it)
 		if (!child_ended(m, top->it))
 			return;
 		*top = m->heap[--m->size];
-		if (m->size == 0)
-			return;
 	}
-	sift_down(m, 0);
+	if (m->size > 1)
+		sift_down(m, 0);
 }
 
 static bool

@@ -50,9 +50,10 @@ extern "C" {
 
 /*
  * True if a[0..alen-1] and b[0..blen-1] are the same bytes (rowkeys, families,
- * qualifiers).  Those of 4 to 16 bytes (most) are compared with two overlapping
- * loads each, not a call to memcmp: a scan asks this once or twice a cell, and
- * so does a caller assembling rows from the cells a scan returns.
+ * qualifiers).  Those of up to 16 bytes (most: a family is often one letter)
+ * are compared bytewise or with two overlapping loads each, not a call to
+ * memcmp: a scan asks this once or twice a cell, and so does a caller
+ * assembling rows from the cells a scan returns.
  */
 static inline bool
 wc_bytes_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
@@ -85,7 +86,10 @@ wc_bytes_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 		memcpy(&b2, b + alen - 4, 4);
 		return ((a1 ^ b1) | (a2 ^ b2)) == 0;
 	}
-	return alen == 0 || memcmp(a, b, alen) == 0;
+	if (alen < 4)
+		return alen == 0 ||
+			(a[0] == b[0] && (alen < 2 || a[1] == b[1]) && (alen < 3 || a[2] == b[2]));
+	return memcmp(a, b, alen) == 0;
 }
 
 typedef enum wc_code

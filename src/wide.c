@@ -360,7 +360,7 @@ wcfdw_wide_reader_init(WcFdwWideReader *r, WcFdwConverter *conv, const bool *nee
 	memset(r, 0, sizeof(*r));
 	r->conv = conv;
 	r->need = need;
-	r->nextcxt = AllocSetContextCreate(parent, "widecol_fdw wide row", ALLOCSET_SMALL_SIZES);
+	r->cxt = parent;
 	r->have = MemoryContextAlloc(parent, sizeof(bool) * Max(conv->cols.nwide, 1));
 	r->json = MemoryContextAlloc(parent, sizeof(StringInfoData) * Max(conv->cols.nwide, 1));
 }
@@ -372,7 +372,6 @@ wcfdw_wide_reader_reset(WcFdwWideReader *r, wc_scan *scan)
 	r->scan = scan;
 	r->done = false;
 	r->have_next = false;
-	MemoryContextReset(r->nextcxt);
 }
 
 static bool
@@ -498,18 +497,41 @@ wcfdw_wide_column_near(const WcFdwColumns *cols, const wc_cell_view *c, int *hin
 	return wcfdw_wide_column_of(cols, c, hint);
 }
 
+/*
+ * Keeps cell c, the first of the next row, as r->next: its bytes in r's one
+ * buffer, which grows to the largest such cell (once a row, so no allocation
+ * there: the executor may write to the store before the next row is asked
+ * for, and the engine's view of c would not survive that).
+ */
 static void
-wcfdw_copy_cell(wc_cell_view *to, const wc_cell_view *c, MemoryContext cxt)
+wcfdw_keep_next(WcFdwWideReader *r, const wc_cell_view *c)
 {
-	*to = *c;
-	to->row = MemoryContextAlloc(cxt, Max(c->row_len, 1));
-	memcpy((uint8 *) to->row, c->row, c->row_len);
-	to->family = MemoryContextAlloc(cxt, Max(c->family_len, 1));
-	memcpy((char *) to->family, c->family, c->family_len);
-	to->qual = MemoryContextAlloc(cxt, Max(c->qual_len, 1));
-	memcpy((uint8 *) to->qual, c->qual, c->qual_len);
-	to->val = MemoryContextAlloc(cxt, Max(c->val_len, 1));
-	memcpy((uint8 *) to->val, c->val, c->val_len);
+	size_t		need = c->row_len + c->family_len + c->qual_len + c->val_len;
+	uint8	   *p;
+
+	if (need > r->nextcap)
+	{
+		size_t		cap = Max(need, Max(r->nextcap * 2, 256));
+
+		if (r->nextbuf != NULL)
+			pfree(r->nextbuf);
+		r->nextbuf = MemoryContextAllocHuge(r->cxt, cap);
+		r->nextcap = cap;
+	}
+	p = r->nextbuf;
+	r->next = *c;
+	memcpy(p, c->row, c->row_len);
+	r->next.row = p;
+	p += c->row_len;
+	memcpy(p, c->family, c->family_len);
+	r->next.family = (const char *) p;
+	p += c->family_len;
+	memcpy(p, c->qual, c->qual_len);
+	r->next.qual = p;
+	p += c->qual_len;
+	memcpy(p, c->val, c->val_len);
+	r->next.val = p;
+	r->have_next = true;
 }
 
 /*
@@ -622,11 +644,7 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 			if (mapped)
 			{
 				if (c.row != NULL)
-				{
-					MemoryContextReset(r->nextcxt);
-					wcfdw_copy_cell(&r->next, &c, r->nextcxt);
-					r->have_next = true;
-				}
+					wcfdw_keep_next(r, &c);
 				/* refused, or a filtered column has no cell */
 				if (rejected || !wcfdw_wide_filters_met(r, have))
 					return WCFDW_WIDE_FILTERED;

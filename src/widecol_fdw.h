@@ -484,7 +484,9 @@ typedef struct WcFdwWideReader
 	bool		done;			/* the scan has ended */
 	bool		have_next;		/* next: the first cell of the next row */
 	wc_cell_view next;
-	MemoryContext nextcxt;		/* holds next's bytes */
+	uint8	   *nextbuf;		/* holds next's bytes (nextcap of them) */
+	size_t		nextcap;
+	MemoryContext cxt;			/* of nextbuf */
 	uint64		fingerprint;	/* of the cells of the row last returned */
 	bool	   *have;			/* per wide column, of the row being read */
 	StringInfoData *json;		/* per whole-family column, of that row */
