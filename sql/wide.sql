@@ -487,6 +487,33 @@ DEALLOCATE ALL;
 DROP VIEW usertable;
 DROP FOREIGN TABLE usertable_wc;
 
+-- fixed-size integers and bool are decoded without their receive function:
+-- the same values, and cells of another size refused as the function would
+CREATE FOREIGN TABLE fixed (
+    rowkey text COLLATE "C",
+    s smallint OPTIONS (cell 'f:s'), i int OPTIONS (cell 'f:i'), b bigint OPTIONS (cell 'f:b'),
+    o oid OPTIONS (cell 'f:o'), t boolean OPTIONS (cell 'f:t')
+) SERVER wide OPTIONS (families 'f');
+CREATE FOREIGN TABLE fixed_cells (rowkey text COLLATE "C", family text, qualifier text, ts bigint, value bytea)
+    SERVER wide OPTIONS (store 'fixed');
+INSERT INTO fixed VALUES ('max', 32767, 2147483647, 9223372036854775807, 4294967295, true),
+                         ('min', -32768, -2147483648, -9223372036854775808, 0, false),
+                         ('one', -1, -1, -1, 1, NULL);
+SELECT * FROM fixed ORDER BY rowkey;
+SELECT rowkey, qualifier, value FROM fixed_cells ORDER BY rowkey, qualifier;
+SELECT s + 1, i::bigint + 1, b::numeric - 1, o, NOT t FROM fixed WHERE rowkey = 'min';
+INSERT INTO fixed_cells VALUES ('odd', 'f', 't', 1, '\x02');  -- any byte but 0 is true
+SELECT * FROM fixed WHERE rowkey = 'odd';
+INSERT INTO fixed_cells VALUES ('bad', 'f', 's', 1, '\x000001'), ('bad', 'f', 'i', 1, '\x0001'),
+    ('bad', 'f', 'b', 1, '\x000000000001'), ('bad', 'f', 'o', 1, '\x0000000001'),
+    ('bad', 'f', 't', 1, '\x0101');
+SELECT wide_try($$SELECT s FROM fixed WHERE rowkey = 'bad'$$);
+SELECT wide_try($$SELECT i FROM fixed WHERE rowkey = 'bad'$$);
+SELECT wide_try($$SELECT b FROM fixed WHERE rowkey = 'bad'$$);
+SELECT wide_try($$SELECT o FROM fixed WHERE rowkey = 'bad'$$);
+SELECT wide_try($$SELECT t FROM fixed WHERE rowkey = 'bad'$$);
+DROP FOREIGN TABLE fixed, fixed_cells;
+
 DROP FOREIGN TABLE scores, users;
 DROP TABLE users_plain, picks;
 DROP FUNCTION wide_try(text);

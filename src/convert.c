@@ -17,6 +17,7 @@
 #include "access/tupdesc.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
+#include "port/pg_bswap.h"
 #include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
@@ -458,6 +459,48 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 				StringInfoData buf;
 				Datum		result;
 
+				/*
+				 * The fixed-size types whose receive function takes any
+				 * bytes of their size, decoded here as it would: no copy,
+				 * no call (a scan decodes a value a cell).  Other sizes go
+				 * to the receive function, which says what is wrong.
+				 */
+				switch (typid)
+				{
+					case INT2OID:
+						if (len == 2)
+						{
+							uint16		v;
+
+							memcpy(&v, data, 2);
+							return Int16GetDatum((int16) pg_ntoh16(v));
+						}
+						break;
+					case INT4OID:
+					case OIDOID:
+						if (len == 4)
+						{
+							uint32		v;
+
+							memcpy(&v, data, 4);
+							return typid == OIDOID ? ObjectIdGetDatum((Oid) pg_ntoh32(v)) :
+								Int32GetDatum((int32) pg_ntoh32(v));
+						}
+						break;
+					case INT8OID:
+						if (len == 8)
+						{
+							uint64		v;
+
+							memcpy(&v, data, 8);
+							return Int64GetDatum((int64) pg_ntoh64(v));
+						}
+						break;
+					case BOOLOID:
+						if (len == 1)
+							return BoolGetDatum(data[0] != 0);
+						break;
+				}
 				buf.data = palloc(len + 1);
 				memcpy(buf.data, data, len);
 				buf.data[len] = '\0';
