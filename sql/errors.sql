@@ -146,8 +146,10 @@ SELECT wc_try($$INSERT INTO erb VALUES (decode(repeat('00', 65537), 'hex'), 'f',
 SELECT wc_try($$INSERT INTO erb VALUES ('\x00', 'f', decode(repeat('ab', 1048577), 'hex'), '\x00')$$);
 SELECT wc_try($$INSERT INTO erb VALUES ('\x00', 'f', '\x00', NULL)$$);
 SELECT count(*) FROM erb;
--- ON CONFLICT and a write to a table's key columns it lacks: 0A000
-SELECT wc_try($$INSERT INTO era VALUES ('k', 'f', 'v') ON CONFLICT DO NOTHING$$);
+-- ON CONFLICT with a conflict target (a foreign table has no unique index to
+-- match, so DO UPDATE neither): 42P10; a write to key columns the table lacks: 0A000
+SELECT wc_try($$INSERT INTO era VALUES ('k', 'f', 'v') ON CONFLICT (rowkey) DO NOTHING$$);
+SELECT wc_try($$INSERT INTO era VALUES ('k', 'f', 'v') ON CONFLICT (rowkey) DO UPDATE SET value = 'x'$$);
 SELECT wc_try($$UPDATE era SET value = 'w'$$);
 SELECT wc_try($$DELETE FROM era$$);
 SELECT count(*) FROM era;

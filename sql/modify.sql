@@ -138,6 +138,18 @@ UPDATE m SET value = 'trig2' WHERE rowkey = 't';
 DELETE FROM m WHERE rowkey = 't';
 SELECT * FROM m_log;
 
-DROP FOREIGN TABLE m, m_all, m_ttl, m_noid, m_nofam;
+-- INSERT ... ON CONFLICT DO NOTHING: a tall table's row is a cell version
+-- (rowkey, family, qualifier, ts); one that is there, or given twice, is skipped
+CREATE FOREIGN TABLE mc (rowkey text, family text, qualifier text, ts bigint, value text)
+    SERVER wide OPTIONS (families 'f', max_versions '0');
+INSERT INTO mc VALUES ('r', 'f', 'q', 1, 'one');
+INSERT INTO mc VALUES ('r', 'f', 'q', 1, 'again'), ('r', 'f', 'q', 2, 'two'), ('r', 'f', 'q', 2, 'twice'),
+                      ('r', 'f', 'p', 1, 'other qualifier')
+    ON CONFLICT DO NOTHING RETURNING *;
+DELETE FROM mc WHERE ts = 1 AND qualifier = 'q';
+INSERT INTO mc VALUES ('r', 'f', 'q', 1, 'after the delete') ON CONFLICT DO NOTHING;
+SELECT * FROM mc ORDER BY qualifier, ts;
+
+DROP FOREIGN TABLE m, m_all, m_ttl, m_noid, m_nofam, mc;
 DROP TABLE m_log;
 DROP FUNCTION m_trig();

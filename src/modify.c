@@ -64,6 +64,12 @@ typedef struct WcFdwModifyState
 								 * generated columns computed from them */
 	AttrNumber	junk_old;		/* ... and with a BEFORE UPDATE row trigger,
 								 * the old row: columns it changed are set */
+	bool		if_absent;		/* INSERT ... ON CONFLICT DO NOTHING */
+	bool	   *all_cells;		/* ... of a wide table: every column (nwide) */
+	wc_slice   *ia_families;	/* ... the families and qualifiers it maps */
+	int			ia_nfamilies;
+	wc_slice   *ia_quals;
+	int			ia_nquals;
 	wc_batch   *deferred;		/* UPDATE: puts applied at the end */
 	HTAB	   *seen;			/* UPDATE, DELETE whose plan may give a row
 								 * twice: the rows' keys changed so far, */
@@ -122,12 +128,16 @@ List *
 widecolPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation,
 						 int subplan_index)
 {
-	/* a write replaces the same cell version anyway; say so rather than ignore it */
-	if (plan->onConflictAction != ONCONFLICT_NONE)
+	/*
+	 * DO NOTHING (with no conflict target: PostgreSQL refuses one, a foreign
+	 * table having no unique index) is a put if absent, ExecForeignInsert;
+	 * DO UPDATE cannot come here for the same reason.
+	 */
+	if (plan->onConflictAction != ONCONFLICT_NONE &&
+		plan->onConflictAction != ONCONFLICT_NOTHING)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("INSERT with ON CONFLICT is not supported by widecol_fdw"),
-				 errdetail("A write of an existing (rowkey, family, qualifier, ts) replaces its value.")));
+				 errmsg("INSERT with ON CONFLICT DO UPDATE is not supported by widecol_fdw")));
 	return NIL;
 }
 
@@ -300,6 +310,32 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 	return ms;
 }
 
+/*
+ * wcfdw_modify_if_absent
+ *		An INSERT ... ON CONFLICT DO NOTHING (also one routed to a partition):
+ *		ms->if_absent, and for a wide table the cells whose presence makes a
+ *		row
+ */
+static void
+wcfdw_modify_if_absent(WcFdwModifyState *ms, ModifyTableState *mtstate)
+{
+	EState	   *estate = mtstate->ps.state;
+	int			n = Max(ms->conv.cols.nwide, 1);
+
+	/* COPY's ModifyTableState has no plan */
+	if (ms->operation != CMD_INSERT || mtstate->ps.plan == NULL ||
+		!IsA(mtstate->ps.plan, ModifyTable) ||
+		((ModifyTable *) mtstate->ps.plan)->onConflictAction != ONCONFLICT_NOTHING)
+		return;
+	ms->if_absent = true;
+	if (ms->conv.cols.wide == NULL)
+		return;
+	ms->all_cells = MemoryContextAlloc(estate->es_query_cxt, sizeof(bool) * n);
+	memset(ms->all_cells, true, sizeof(bool) * n);
+	wcfdw_wide_scan_cells(&ms->conv.cols, ms->all_cells, estate->es_query_cxt,
+						  &ms->ia_families, &ms->ia_nfamilies, &ms->ia_quals, &ms->ia_nquals);
+}
+
 void
 widecolBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 						  List *fdw_private, int subplan_index, int eflags)
@@ -308,12 +344,14 @@ widecolBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo,
 		return;
 	rinfo->ri_FdwState = wcfdw_modify_begin(mtstate->ps.state, rinfo, mtstate->operation,
 											outerPlanState(mtstate)->plan);
+	wcfdw_modify_if_absent(rinfo->ri_FdwState, mtstate);
 }
 
 void
 widecolBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 {
 	rinfo->ri_FdwState = wcfdw_modify_begin(mtstate->ps.state, rinfo, CMD_INSERT, NULL);
+	wcfdw_modify_if_absent(rinfo->ri_FdwState, mtstate);
 }
 
 static void
@@ -571,6 +609,147 @@ wcfdw_check_row(ResultRelInfo *rinfo, TupleTableSlot *slot, EState *estate)
 		(void) ExecPartitionCheck(rinfo, slot, estate, true);
 }
 
+/*
+ * wcfdw_row_present
+ *		Whether the row (a wide table's rowkey), or the cell version cell (a
+ *		tall table's), is there: newest committed with the transaction's own
+ *		writes, this statement's included, or with snapshot, as it sees them
+ */
+static bool
+wcfdw_row_present(WcFdwModifyState *ms, EState *estate, const uint8 *row, size_t row_len,
+				  const wc_cell_view *cell, Snapshot snapshot)
+{
+	wc_scan_opts o;
+	wc_key_range range;
+	WcFdwSnapshotArg snap;
+	wc_scan    *scan = NULL;
+	wc_err		err;
+	int			rc;
+
+	wc_scan_opts_init(&o);
+	range.start = row;
+	range.start_len = row_len;
+	range.start_bound = WC_INCLUSIVE;
+	range.stop = row;
+	range.stop_len = row_len;
+	range.stop_bound = WC_INCLUSIVE;
+	o.ranges = &range;
+	o.nranges = 1;
+	o.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
+	/* the writes of every command so far, this one's too (a row given twice) */
+	wcfdw_store_visible_batches(ms->store, ms->cid + 1, &o);
+	if (snapshot != NULL)
+	{
+		memset(&snap, 0, sizeof(snap));
+		snap.snapshot = snapshot;
+		snap.rel = ms->rel;
+		snap.owner = ms->store->relid;
+		snap.cxt = ms->tmpcxt;
+		wcfdw_scan_opts_snapshot(&o, &snap);
+	}
+	if (cell != NULL)
+	{
+		wc_cell_view v;
+		wc_scan    *point;
+		int			found;
+
+		point = wcfdw_open_newest(ms->store, cell, &o, &v, &found);
+		wc_scan_close(point);
+		if (snapshot == NULL || found == 0)
+			return found == 1;
+		/* wcfdw_open_newest reads the newest: ask the snapshot's scan */
+		o.families = (wc_slice[]) {{(const uint8_t *) cell->family, cell->family_len}};
+		o.nfamilies = 1;
+		o.quals = (wc_slice[]) {{cell->qual, cell->qual_len}};
+		o.nquals = 1;
+		o.ts_min = o.ts_max = cell->ts;
+		wc_err_clear(&err);
+		rc = wc_scan_open(ms->store->db, &o, &scan, &err);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", ms->store->relname);
+		rc = wc_scan_next(scan, &v, &err);
+		wc_scan_close(scan);
+	}
+	else
+	{
+		WcFdwWideReader r;
+
+		o.families = ms->ia_families;
+		o.nfamilies = ms->ia_nfamilies;
+		o.quals = ms->ia_quals;
+		o.nquals = ms->ia_nquals;
+		wc_err_clear(&err);
+		rc = wc_scan_open(ms->store->db, &o, &scan, &err);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", ms->store->relname);
+		wcfdw_wide_reader_init(&r, &ms->conv, ms->all_cells, ms->tmpcxt);
+		wcfdw_wide_reader_reset(&r, scan);
+		PG_TRY();
+		{
+			rc = wcfdw_wide_row_exists(&r, &err);
+		}
+		PG_FINALLY();
+		{
+			wc_scan_close(scan);
+		}
+		PG_END_TRY();
+	}
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ms->store->relname);
+	return rc == 1;
+}
+
+/*
+ * wcfdw_insert_conflicts
+ *		INSERT ... ON CONFLICT DO NOTHING: true if the row (wide: a row of
+ *		that rowkey, cell == NULL; tall: the cell version cell) is there, and
+ *		the INSERT skips it
+ *
+ * As an ordinary table with a unique index on the key: a row there,
+ * committed or written earlier by this transaction (or this statement), is a
+ * conflict, once the transactions that are deleting or changing it (holding
+ * its lock) have ended; a row another transaction is inserting this way is
+ * waited for (an inserter takes the row's lock before it looks again: the
+ * lock an UPDATE of the row takes, kept to the end of the transaction), and
+ * is a conflict if that one commits.  A plain INSERT takes no lock (it puts
+ * the row whether or not it is there), so is not waited for.  In REPEATABLE
+ * READ and SERIALIZABLE a conflict with a row the transaction's snapshot
+ * does not see is a serialization failure, as the heap's.
+ */
+static bool
+wcfdw_insert_conflicts(WcFdwModifyState *ms, EState *estate, const uint8 *row, size_t row_len,
+					   const wc_cell_view *cell)
+{
+	bool		present;
+
+	wcfdw_store_refresh(ms->store);
+	present = wcfdw_row_present(ms, estate, row, row_len, cell, NULL);
+	if (present)
+	{
+		/* there: wait for a transaction deleting or changing it, look again */
+		wcfdw_row_wait(ms->store, row, row_len, cell);
+		wcfdw_store_refresh(ms->store);
+		present = wcfdw_row_present(ms, estate, row, row_len, cell, NULL);
+	}
+	if (!present)
+	{
+		/* absent: lock it, then look again at what committed meanwhile */
+		if (cell != NULL)
+			(void) wcfdw_lock_cell(ms->store, ms->rel, cell, ExclusiveLock, LockWaitBlock);
+		else
+			(void) wcfdw_lock_rowkey(ms->store, ms->rel, row, row_len, ExclusiveLock,
+									 LockWaitBlock);
+		wcfdw_store_refresh(ms->store);
+		present = wcfdw_row_present(ms, estate, row, row_len, cell, NULL);
+	}
+	if (present && IsolationUsesXactSnapshot() &&
+		!wcfdw_row_present(ms, estate, row, row_len, cell, estate->es_snapshot))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to concurrent update")));
+	return present;
+}
+
 TupleTableSlot *
 widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
 						 TupleTableSlot *planSlot)
@@ -585,11 +764,29 @@ widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	old = MemoryContextSwitchTo(ms->tmpcxt);
 	if (ms->conv.cols.wide != NULL)
 	{
+		if (ms->if_absent)
+		{
+			const uint8 *row;
+			size_t		row_len;
+
+			slot_getallattrs(slot);
+			row = wcfdw_rowkey_from_slot(ms, slot, &row_len);
+			if (wcfdw_insert_conflicts(ms, estate, row, row_len, NULL))
+			{
+				MemoryContextSwitchTo(old);
+				return NULL;
+			}
+		}
 		wcfdw_wide_insert(ms, slot);
 		MemoryContextSwitchTo(old);
 		return slot;
 	}
 	ts_now = wcfdw_cell_from_slot(ms, slot, &c);
+	if (ms->if_absent && wcfdw_insert_conflicts(ms, estate, c.row, c.row_len, &c))
+	{
+		MemoryContextSwitchTo(old);
+		return NULL;
+	}
 	wcfdw_put(ms, wcfdw_store_write_batch(ms->store, ms->cid, false), &c);
 	MemoryContextSwitchTo(old);
 	return wcfdw_fill_ts(ms, slot, &c, ts_now);

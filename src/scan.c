@@ -936,6 +936,43 @@ wcfdw_lock_rowkey(WcFdwStore *store, Relation rel, const uint8 *row, size_t row_
 	return wcfdw_row_lock_acquire(store, rel, wcfdw_rowkey_hash(row, row_len), NULL, mode, wait);
 }
 
+/*
+ * wcfdw_row_wait
+ *		Waits for the transactions that hold a row's lock (a wide table's
+ *		rowkey, cell NULL, or a tall table's cell version) in a mode that
+ *		conflicts with an UPDATE's, and keeps nothing of it: as the heap waits
+ *		for a tuple's deleter or updater before it looks at the tuple again
+ *		(INSERT ... ON CONFLICT DO NOTHING, modify.c)
+ */
+void
+wcfdw_row_wait(WcFdwStore *store, const uint8 *row, size_t row_len, const wc_cell_view *cell)
+{
+	LOCKTAG		rows;
+	LOCKTAG		tag;
+	uint64		rh = wcfdw_rowkey_hash(row, row_len);
+	uint64		h;
+
+	SET_LOCKTAG_PAGE(rows, MyDatabaseId, store->relid, 0);
+	if (LockHeldByMe(&rows, ExclusiveLock))
+		return;					/* escalated: every row is ours */
+	/* a transaction that escalated holds its rows through this one */
+	if (!LockHeldByMe(&rows, RowExclusiveLock))
+		(void) LockAcquire(&rows, RowExclusiveLock, false, false);
+	if (cell != NULL && wcfdw_store_has_wide(store))
+	{
+		/* a wide table's writer of the row */
+		SET_LOCKTAG_TUPLE(tag, MyDatabaseId, store->relid, (BlockNumber) rh,
+						  (OffsetNumber) (rh >> 32));
+		if (LockAcquire(&tag, RowExclusiveLock, false, false) == LOCKACQUIRE_OK)
+			LockRelease(&tag, RowExclusiveLock, false);
+	}
+	h = cell != NULL ? wcfdw_row_hash(cell, rh) : rh;
+	SET_LOCKTAG_TUPLE(tag, MyDatabaseId, store->relid, (BlockNumber) h,
+					  (OffsetNumber) (h >> 32));
+	if (LockAcquire(&tag, ExclusiveLock, false, false) == LOCKACQUIRE_OK)
+		LockRelease(&tag, ExclusiveLock, false);
+}
+
 typedef enum WcFdwLockResult
 {
 	WCFDW_ROW_SAME,				/* locked; the version read is the newest */

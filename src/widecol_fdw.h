@@ -529,6 +529,8 @@ extern bool widecolAnalyzeForeignTable(Relation relation,
 									   BlockNumber *totalpages);
 extern bool wcfdw_lock_cell(WcFdwStore *store, Relation rel, const wc_cell_view *c,
 							LOCKMODE mode, LockWaitPolicy wait);
+extern void wcfdw_row_wait(WcFdwStore *store, const uint8 *row, size_t row_len,
+						   const wc_cell_view *cell);
 extern bool wcfdw_lock_rowkey(WcFdwStore *store, Relation rel, const uint8 *row, size_t row_len,
 							  LOCKMODE mode, LockWaitPolicy wait);
 extern WcFdwCondExec *wcfdw_init_conds(ForeignScanState *node, int *nconds);
