@@ -111,6 +111,14 @@ BEGIN
       END;
       RETURN 'insert all null ' || k;
     END IF;
+    IF random() < 0.2 THEN
+      -- a put if absent: the ordinary table's own ON CONFLICT DO NOTHING
+      st := format('INSERT INTO @T VALUES (%L, %s) ON CONFLICT DO NOTHING RETURNING rowkey, a, b, c::text, d::text, e, f', k, array_to_string(vals, ','));
+      rw := fz_wide_rows(replace(st, '@T', current_setting('fz.w')));
+      rh := fz_rows(replace(st, '@T', current_setting('fz.h')));
+      IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: INSERT ON CONFLICT DO NOTHING differs: % | wide:% | heap:%', st, rw, rh; END IF;
+      RETURN 'insert if absent ' || k;
+    END IF;
     IF random() < 0.3 THEN
       EXECUTE format('INSERT INTO %I VALUES (%L, %s) RETURNING *', current_setting('fz.w'), k, array_to_string(vals, ',')) INTO rw;
     ELSE
@@ -161,6 +169,9 @@ BEGIN
       st := 'DELETE FROM @T t USING @K k WHERE t.rowkey = k.rowkey AND t.a > ' || (random()*2000 - 1000)::int || ' RETURNING t.rowkey, t.d::text';
     ELSIF i = 2 THEN  -- jsonb read-modify-write
       st := 'UPDATE @T SET d = ' || CASE WHEN random() < 0.5 THEN 'd - ''m''' ELSE 'coalesce(d, ''{}'') || ''{"w": [2]}''' END || ' WHERE ' || fz_cond() || ' RETURNING rowkey, d::text';
+    ELSIF i = 3 AND random() < 0.3 THEN  -- INSERT ... SELECT ... ON CONFLICT DO NOTHING
+      k := fz_key((random()*150)::int);
+      st := format('INSERT INTO @T SELECT CASE WHEN b IS NULL THEN rowkey ELSE rowkey || %L END, a, b, c, d, e, f FROM @T WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL ON CONFLICT DO NOTHING RETURNING rowkey', 'x', k, fz_key(199));
     ELSIF i = 3 THEN  -- INSERT ... SELECT of several rows (a put each)
       k := fz_key((random()*150)::int);
       st := format('INSERT INTO @T SELECT rowkey || %L, a, b, c, d, e, f FROM @T WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL', 'x', k, fz_key(199));
