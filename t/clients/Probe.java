@@ -114,6 +114,16 @@ public class Probe {
             java.io.StringWriter sw = new java.io.StringWriter();
             cm.copyOut("COPY (SELECT rowkey, f0, f1, n, t, b, j, x FROM " + t + " ORDER BY rowkey) TO STDOUT", sw);
             out.print(sw);
+            // a batch of puts if absent (as ORMs' bulk inserts that ignore conflicts)
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t + " (rowkey, f0, n) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")) {
+                for (int i = 0; i < 12; i++) {
+                    ps.setString(1, i % 3 == 0 ? "c" + (1 + i / 3) : String.format("ic%02d", i / 2));
+                    ps.setString(2, "ic" + i);
+                    ps.setInt(3, i);
+                    ps.addBatch();
+                }
+                out.println("if absent " + Arrays.toString(ps.executeBatch()));
+            }
             // metadata the way tools ask for it
             DatabaseMetaData md = c.getMetaData();
             try (ResultSet rs = md.getColumns(null, "public", t, null)) {
