@@ -150,6 +150,17 @@ DELETE FROM mc WHERE ts = 1 AND qualifier = 'q';
 INSERT INTO mc VALUES ('r', 'f', 'q', 1, 'after the delete') ON CONFLICT DO NOTHING;
 SELECT * FROM mc ORDER BY qualifier, ts;
 
+-- UPDATE and DELETE ... WHERE CURRENT OF a cursor: the cell version it is on
+INSERT INTO mc SELECT 'c' || (i % 2), 'f', 'q' || (i % 3), i, 'v' || i FROM generate_series(1, 8) i;
+BEGIN;
+DECLARE c CURSOR FOR SELECT rowkey, qualifier, ts, value FROM mc WHERE rowkey LIKE 'c%';
+FETCH 2 FROM c;
+UPDATE mc SET value = value || ' (current)' WHERE CURRENT OF c RETURNING *;
+FETCH 1 FROM c;
+DELETE FROM mc WHERE CURRENT OF c RETURNING *;
+COMMIT;
+SELECT * FROM mc WHERE rowkey LIKE 'c%' ORDER BY rowkey, qualifier, ts DESC;
+
 DROP FOREIGN TABLE m, m_all, m_ttl, m_noid, m_nofam, mc;
 DROP TABLE m_log;
 DROP FUNCTION m_trig();

@@ -543,6 +543,68 @@ DROP FOREIGN TABLE ic;
 DROP TABLE ic_plain;
 DROP FUNCTION ic_run(text);
 
+-- UPDATE and DELETE ... WHERE CURRENT OF a cursor, as on an ordinary table
+-- (co_plain gets the same statements)
+CREATE FOREIGN TABLE co (rowkey text COLLATE "C", f text OPTIONS (cell 'f:f'), n int OPTIONS (cell 'f:n'))
+    SERVER wide OPTIONS (families 'f');
+CREATE TABLE co_plain (rowkey text COLLATE "C" PRIMARY KEY, f text, n int);
+CREATE FUNCTION co_run(tab text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+    cur refcursor;
+    r record;
+BEGIN
+    EXECUTE format('INSERT INTO %I SELECT ''r'' || i, ''v'' || i, i FROM generate_series(1, 8) i', tab);
+    -- a PL/pgSQL loop over a cursor (the cursor is a parameter of the UPDATE)
+    OPEN cur FOR EXECUTE format('SELECT rowkey, n FROM %I WHERE n > 1 ORDER BY rowkey', tab);
+    LOOP
+        FETCH cur INTO r;
+        EXIT WHEN NOT FOUND;
+        IF r.n % 3 = 0 THEN
+            EXECUTE format('DELETE FROM %I WHERE CURRENT OF %I', tab, cur);
+        ELSE
+            EXECUTE format('UPDATE %I SET n = n * 10 WHERE CURRENT OF %I', tab, cur);
+        END IF;
+        RETURN NEXT r.rowkey || ' ' || r.n;
+    END LOOP;
+    CLOSE cur;
+END $$;
+SELECT co_run('co');
+SELECT co_run('co_plain');
+SELECT * FROM co ORDER BY rowkey;
+(SELECT * FROM co EXCEPT SELECT * FROM co_plain) UNION ALL (SELECT * FROM co_plain EXCEPT SELECT * FROM co);
+BEGIN;
+DECLARE c CURSOR FOR SELECT rowkey FROM co WHERE n > 20 ORDER BY rowkey;
+FETCH 1 FROM c;
+EXPLAIN (COSTS OFF) UPDATE co SET f = 'cur' WHERE CURRENT OF c;
+UPDATE co SET f = 'cur' WHERE CURRENT OF c RETURNING *;
+UPDATE co SET f = f || '+' WHERE CURRENT OF c RETURNING *;   -- the same row again
+FETCH 1 FROM c;
+DELETE FROM co WHERE CURRENT OF c RETURNING *;
+UPDATE co SET f = 'gone' WHERE CURRENT OF c;                   -- deleted: nothing
+FETCH ALL FROM c;
+SELECT wide_try($$UPDATE co SET f = 'end' WHERE CURRENT OF c$$);  -- 24000: after the last row
+COMMIT;
+-- a cursor FOR UPDATE (its scan locked the row)
+BEGIN;
+DECLARE l CURSOR FOR SELECT * FROM co ORDER BY rowkey FOR UPDATE;
+FETCH 2 FROM l;
+UPDATE co SET n = -n WHERE CURRENT OF l RETURNING *;
+COMMIT;
+-- not a plain scan of the table: 24000; no such cursor: 34000
+BEGIN;
+DECLARE a CURSOR FOR SELECT count(*) FROM co;
+FETCH 1 FROM a;
+SELECT wide_try($$UPDATE co SET f = 'x' WHERE CURRENT OF a$$);
+DECLARE p CURSOR FOR SELECT * FROM co_plain;
+FETCH 1 FROM p;
+SELECT wide_try($$UPDATE co SET f = 'x' WHERE CURRENT OF p$$);
+SELECT wide_try($$DELETE FROM co WHERE CURRENT OF nosuch$$);
+ROLLBACK;
+SELECT * FROM co ORDER BY rowkey;
+DROP FOREIGN TABLE co;
+DROP TABLE co_plain;
+DROP FUNCTION co_run(text);
+
 -- fixed-size integers and bool are decoded without their receive function:
 -- the same values, and cells of another size refused as the function would
 CREATE FOREIGN TABLE fixed (

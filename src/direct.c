@@ -265,7 +265,8 @@ widecolPlanDirectModify(PlannerInfo *root, ModifyTable *plan, Index resultRelati
 		return false;
 	fscan = (ForeignScan *) subplan;
 	if (fscan->scan.scanrelid != resultRelation || fscan->fdw_scan_tlist != NIL ||
-		fscan->scan.plan.lefttree != NULL || list_length(fscan->fdw_private) != WCFDW_PRIV_DIRECT)
+		fscan->scan.plan.lefttree != NULL || list_length(fscan->fdw_private) != WCFDW_PRIV_DIRECT ||
+		list_nth(fscan->fdw_private, WCFDW_PRIV_CURRENT_OF) != NULL)
 		return false;
 	baserel = find_base_rel(root, resultRelation);
 	if (baserel->baserestrictinfo == NIL)

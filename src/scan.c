@@ -23,6 +23,7 @@
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "commands/vacuum.h"
 #include "common/hashfn.h"
@@ -36,6 +37,7 @@
 #include "storage/predicate.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/portal.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 #include "utils/sampling.h"
@@ -88,6 +90,22 @@ typedef struct WcFdwScanState
 	int			nchunk_bounds;
 	char	   *dsm_image;		/* leader: the DSM contents, from Estimate */
 	Size		dsm_size;
+
+	/*
+	 * The key of the row returned last, for an UPDATE or DELETE ... WHERE
+	 * CURRENT OF a cursor over this scan: a wide row's rowkey (in tuplecxt,
+	 * as the row), a tall row's cell version (copied into cur_buf).
+	 */
+	const uint8 *cur_row;
+	size_t		cur_row_len;
+	const char *cur_family;
+	size_t		cur_family_len;
+	const uint8 *cur_qual;
+	size_t		cur_qual_len;
+	int64		cur_ts;
+	uint8	   *cur_buf;
+	size_t		cur_cap;
+	CurrentOfExpr *current_of;	/* this scan is of WHERE CURRENT OF */
 
 	wc_scan_stats stats;		/* of scans already closed */
 	uint64		nopens;
@@ -442,6 +460,8 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 
 	if (list_length(plan->fdw_private) > WCFDW_PRIV_REVERSE)
 		ss->reverse = linitial_int(list_nth(plan->fdw_private, WCFDW_PRIV_REVERSE)) != 0;
+	if (list_length(plan->fdw_private) > WCFDW_PRIV_CURRENT_OF)
+		ss->current_of = list_nth(plan->fdw_private, WCFDW_PRIV_CURRENT_OF);
 
 	ss->conds = wcfdw_init_conds(node, &ss->nconds);
 	ss->rowkey_only_rescan = true;
@@ -452,6 +472,8 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 	for (i = 0; i < ss->nfilters; i++)
 		if (!IsA(ss->filter_state[i]->expr, Const))
 			ss->rowkey_only_rescan = false;
+	if (ss->current_of != NULL)
+		ss->rowkey_only_rescan = false;	/* the cursor's row: wcfdw_scan_start */
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
@@ -698,6 +720,198 @@ wcfdw_filters_compute(WcFdwScanState *ss, ExprContext *econtext)
  * wcfdw_scan_start
  *		Computes the keys and opens the engine scan
  */
+/* The name of the cursor a WHERE CURRENT OF names through a parameter (PL/pgSQL's). */
+static char *
+wcfdw_cursor_param_name(ExprContext *econtext, int paramid)
+{
+	ParamListInfo params = econtext->ecxt_param_list_info;
+
+	if (params != NULL && paramid > 0 && paramid <= params->numParams)
+	{
+		ParamExternData buf;
+		ParamExternData *prm = params->paramFetch != NULL ?
+			params->paramFetch(params, paramid, false, &buf) : &params->params[paramid - 1];
+
+		if (OidIsValid(prm->ptype) && !prm->isnull)
+		{
+			if (prm->ptype != REFCURSOROID)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("type of parameter %d (%s) does not match that when preparing the plan (%s)",
+								paramid, format_type_be(prm->ptype),
+								format_type_be(REFCURSOROID))));
+			return TextDatumGetCString(prm->value);
+		}
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("no value found for parameter %d", paramid)));
+	return NULL;				/* keep the compiler quiet */
+}
+
+/*
+ * wcfdw_cursor_scan
+ *		Our scans of table relid in a cursor's plan, through the nodes that
+ *		return their input's current row (as execCurrent.c looks, and through
+ *		LockRows too: our scans lock their rows themselves); *found counts
+ *		them, *pending is set if one is under a node with a rescan pending
+ */
+static void
+wcfdw_cursor_scan(PlanState *node, Oid relid, ForeignScanState **scan, int *found,
+				  bool *pending)
+{
+	int			before = *found;
+
+	if (node == NULL)
+		return;
+	switch (nodeTag(node))
+	{
+		case T_ForeignScanState:
+			{
+				ForeignScanState *fs = (ForeignScanState *) node;
+
+				if (fs->ss.ss_currentRelation != NULL &&
+					RelationGetRelid(fs->ss.ss_currentRelation) == relid &&
+					fs->fdwroutine != NULL &&
+					fs->fdwroutine->IterateForeignScan == widecolIterateForeignScan)
+				{
+					*scan = fs;
+					(*found)++;
+				}
+				break;
+			}
+		case T_AppendState:
+			for (int i = 0; i < ((AppendState *) node)->as_nplans; i++)
+				wcfdw_cursor_scan(((AppendState *) node)->appendplans[i], relid, scan, found,
+								  pending);
+			break;
+		case T_MergeAppendState:
+			for (int i = 0; i < ((MergeAppendState *) node)->ms_nplans; i++)
+				wcfdw_cursor_scan(((MergeAppendState *) node)->mergeplans[i], relid, scan, found,
+								  pending);
+			break;
+		case T_ResultState:
+		case T_LimitState:
+		case T_LockRowsState:
+			wcfdw_cursor_scan(outerPlanState(node), relid, scan, found, pending);
+			break;
+		case T_SubqueryScanState:
+			wcfdw_cursor_scan(((SubqueryScanState *) node)->subplan, relid, scan, found, pending);
+			break;
+		default:
+			break;
+	}
+	if (*found > before && node->chgParam != NULL)
+		*pending = true;
+}
+
+/*
+ * wcfdw_current_of
+ *		UPDATE or DELETE ... WHERE CURRENT OF cursor: narrows the scan's keys
+ *		to the row the cursor's scan of this table returned last (a wide
+ *		table's rowkey, a tall table's cell version); false if the cursor is
+ *		not on a row of this table
+ *
+ * PostgreSQL finds that row by the TID of the cursor's current tuple
+ * (execCurrent.c), which a foreign row does not have; our scans keep the
+ * row's key instead (cur_row ...), and the cursor's plan is searched for
+ * such a scan of the same table, with execCurrent.c's errors.  A cursor FOR
+ * UPDATE works too: the scan under its LockRows locked the row.
+ */
+static bool
+wcfdw_current_of(ForeignScanState *node, WcFdwScanState *ss)
+{
+	CurrentOfExpr *cexpr = ss->current_of;
+	char	   *name = cexpr->cursor_name != NULL ? cexpr->cursor_name :
+		wcfdw_cursor_param_name(node->ss.ps.ps_ExprContext, cexpr->cursor_param);
+	Portal		portal = GetPortalByName(name);
+	QueryDesc  *qd;
+	ForeignScanState *fs = NULL;
+	WcFdwScanState *cs;
+	int			found = 0;
+	bool		pending = false;
+	wc_key_range *range;
+
+	if (!PortalIsValid(portal))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_CURSOR),
+				 errmsg("cursor \"%s\" does not exist", name)));
+	if (portal->strategy != PORTAL_ONE_SELECT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_CURSOR_STATE),
+				 errmsg("cursor \"%s\" is not a SELECT query", name)));
+	qd = portal->queryDesc;
+	if (qd == NULL || qd->estate == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_CURSOR_STATE),
+				 errmsg("cursor \"%s\" is held from a previous transaction", name)));
+	wcfdw_cursor_scan(qd->planstate, RelationGetRelid(ss->rel), &fs, &found, &pending);
+	if (found != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_CURSOR_STATE),
+				 errmsg("cursor \"%s\" is not a simply updatable scan of table \"%s\"",
+						name, RelationGetRelationName(ss->rel))));
+	if (portal->atStart || portal->atEnd)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_CURSOR_STATE),
+				 errmsg("cursor \"%s\" is not positioned on a row", name)));
+	cs = fs->fdw_state;
+	if (pending || cs == NULL || TupIsNull(fs->ss.ss_ScanTupleSlot) || cs->cur_row == NULL)
+		return false;			/* another table's scan gave the cursor's row */
+
+	range = palloc(sizeof(wc_key_range));
+	range->start = range->stop = memcpy(palloc(Max(cs->cur_row_len, 1)), cs->cur_row,
+										cs->cur_row_len);
+	range->start_len = range->stop_len = cs->cur_row_len;
+	range->start_bound = range->stop_bound = WC_INCLUSIVE;
+	ss->keys.ranges = range;
+	ss->keys.nranges = 1;
+	if (ss->conv.cols.wide == NULL)
+	{
+		wc_slice   *fam = palloc(sizeof(wc_slice));
+		wc_slice   *qual = palloc(sizeof(wc_slice));
+
+		fam->data = memcpy(palloc(Max(cs->cur_family_len, 1)), cs->cur_family,
+						   cs->cur_family_len);
+		fam->len = cs->cur_family_len;
+		qual->data = memcpy(palloc(Max(cs->cur_qual_len, 1)), cs->cur_qual, cs->cur_qual_len);
+		qual->len = cs->cur_qual_len;
+		ss->keys.families = fam;
+		ss->keys.nfamilies = 1;
+		ss->keys.quals = qual;
+		ss->keys.nquals = 1;
+		ss->keys.ts_min = ss->keys.ts_max = cs->cur_ts;
+	}
+	return true;
+}
+
+/* A tall scan's row about to be returned: its key, for WHERE CURRENT OF. */
+static inline void
+wcfdw_note_cell(WcFdwScanState *ss, const wc_cell_view *c)
+{
+	size_t		need = c->row_len + c->family_len + c->qual_len;
+
+	if (need > ss->cur_cap)
+	{
+		size_t		cap = Max(need, Max(ss->cur_cap * 2, 128));
+
+		if (ss->cur_buf != NULL)
+			pfree(ss->cur_buf);
+		ss->cur_buf = MemoryContextAlloc(GetMemoryChunkContext(ss), cap);
+		ss->cur_cap = cap;
+	}
+	memcpy(ss->cur_buf, c->row, c->row_len);
+	memcpy(ss->cur_buf + c->row_len, c->family, c->family_len);
+	memcpy(ss->cur_buf + c->row_len + c->family_len, c->qual, c->qual_len);
+	ss->cur_row = ss->cur_buf;
+	ss->cur_row_len = c->row_len;
+	ss->cur_family = (const char *) ss->cur_buf + c->row_len;
+	ss->cur_family_len = c->family_len;
+	ss->cur_qual = ss->cur_buf + c->row_len + c->family_len;
+	ss->cur_qual_len = c->qual_len;
+	ss->cur_ts = c->ts;
+}
+
 static void
 wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 {
@@ -712,6 +926,8 @@ wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 					   false, &ss->keys);
 	ss->started = true;
 	ss->empty = ss->keys.empty;
+	if (ss->current_of != NULL && !ss->empty && !wcfdw_current_of(node, ss))
+		ss->empty = true;
 	/* the leader scans the whole table (it has pending writes): nothing here */
 	if (ss->pstate != NULL && ss->leader_only && IsParallelWorker())
 		ss->empty = true;
@@ -1165,6 +1381,9 @@ wcfdw_iterate_wide(ForeignScanState *node, WcFdwScanState *ss, TupleTableSlot *s
 			continue;
 		}
 		ExecStoreVirtualTuple(slot);
+		/* the rowkey lives in tuplecxt as the row does: WHERE CURRENT OF's */
+		ss->cur_row = row;
+		ss->cur_row_len = row_len;
 		if (ss->lockmode == NoLock)
 			return slot;
 
@@ -1224,6 +1443,7 @@ widecolIterateForeignScan(ForeignScanState *node)
 							 slot->tts_tupleDescriptor->natts);
 		MemoryContextSwitchTo(old);
 		ExecStoreVirtualTuple(slot);
+		wcfdw_note_cell(ss, &cell);
 		if (ss->lockmode == NoLock)
 			return slot;
 
@@ -1578,6 +1798,10 @@ widecolExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	wcfdw_explain_field(node, es, WCF_TS, "Timestamps");
 	if (ss && ss->reverse)
 		ExplainPropertyBool("Reversed", true, es);
+	if (ss && ss->current_of)
+		ExplainPropertyText("Current of",
+							ss->current_of->cursor_name ? ss->current_of->cursor_name :
+							psprintf("$%d", ss->current_of->cursor_param), es);
 	if (ss && ss->wread)
 	{
 		StringInfoData buf;

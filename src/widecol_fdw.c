@@ -715,6 +715,7 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 	List	   *recheck = NIL;
 	bool		epq = wcfdw_epq_possible(root);
 	List	   *wide;
+	Node	   *current_of = NULL;
 	ListCell   *lc;
 
 	foreach(lc, conds)
@@ -734,6 +735,12 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 
 		if (ri->pseudoconstant)
 			continue;			/* a gating Result checks it (create_scan_plan) */
+		if (IsA(ri->clause, CurrentOfExpr))
+		{
+			/* the scan reads the cursor's row instead (scan.c) */
+			current_of = (Node *) ri->clause;
+			continue;
+		}
 		foreach(lc2, conds)
 		{
 			WcFdwCond  *c = lfirst(lc2);
@@ -773,9 +780,10 @@ widecolGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid
 
 	/* the path's fdw_private: 1 for the reversed scan */
 	return make_foreignscan(tlist, local, baserel->relid, fdw_exprs,
-							list_make5(condinfo, wcfdw_plan_attrs(baserel, &ps->cols, local),
-									   wcfdw_row_lock(root, baserel), wide,
-									   list_make1_int(best_path->fdw_private != NIL)),
+							lappend(list_make5(condinfo, wcfdw_plan_attrs(baserel, &ps->cols, local),
+											   wcfdw_row_lock(root, baserel), wide,
+											   list_make1_int(best_path->fdw_private != NIL)),
+									current_of),
 							NIL, recheck, outer_plan);
 }
 

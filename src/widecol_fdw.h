@@ -445,6 +445,8 @@ enum WcFdwScanPrivate
 								 * and its value's index in fdw_exprs */
 	WCFDW_PRIV_REVERSE,			/* integer list: 1 for a reversed scan (rowkeys
 								 * descending) */
+	WCFDW_PRIV_CURRENT_OF,		/* UPDATE or DELETE ... WHERE CURRENT OF: the
+								 * CurrentOfExpr, else NULL (scan.c) */
 	WCFDW_PRIV_DIRECT,			/* a direct DELETE or UPDATE (direct.c) only:
 								 * integer list, 1 if it counts in es_processed
 								 * (canSetTag) */
