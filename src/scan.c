@@ -35,6 +35,7 @@
 #include "port/atomics.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "tcop/pquery.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/portal.h"
@@ -105,6 +106,7 @@ typedef struct WcFdwScanState
 	int64		cur_ts;
 	uint8	   *cur_buf;
 	size_t		cur_cap;
+	bool		note_cells;		/* keep cur_*: a tall scan of a cursor's */
 	CurrentOfExpr *current_of;	/* this scan is of WHERE CURRENT OF */
 
 	wc_scan_stats stats;		/* of scans already closed */
@@ -462,6 +464,16 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 		ss->reverse = linitial_int(list_nth(plan->fdw_private, WCFDW_PRIV_REVERSE)) != 0;
 	if (list_length(plan->fdw_private) > WCFDW_PRIV_CURRENT_OF)
 		ss->current_of = list_nth(plan->fdw_private, WCFDW_PRIV_CURRENT_OF);
+
+	/*
+	 * Only a named portal's query can be the cursor of a WHERE CURRENT OF
+	 * (DECLARE, PL/pgSQL's cursors, a protocol-level portal): a tall scan of
+	 * one copies the key of each row it returns; a wide scan's rowkey is
+	 * kept anyway.  PortalStart makes the portal active while the executor
+	 * starts.
+	 */
+	ss->note_cells = ActivePortal != NULL && ActivePortal->name != NULL &&
+		ActivePortal->name[0] != '\0';
 
 	ss->conds = wcfdw_init_conds(node, &ss->nconds);
 	ss->rowkey_only_rescan = true;
@@ -1443,7 +1455,8 @@ widecolIterateForeignScan(ForeignScanState *node)
 							 slot->tts_tupleDescriptor->natts);
 		MemoryContextSwitchTo(old);
 		ExecStoreVirtualTuple(slot);
-		wcfdw_note_cell(ss, &cell);
+		if (ss->note_cells)
+			wcfdw_note_cell(ss, &cell);
 		if (ss->lockmode == NoLock)
 			return slot;
 
