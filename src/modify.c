@@ -627,12 +627,7 @@ wcfdw_row_present(WcFdwModifyState *ms, EState *estate, const uint8 *row, size_t
 	int			rc;
 
 	wc_scan_opts_init(&o);
-	range.start = row;
-	range.start_len = row_len;
-	range.start_bound = WC_INCLUSIVE;
-	range.stop = row;
-	range.stop_len = row_len;
-	range.stop_bound = WC_INCLUSIVE;
+	wcfdw_point_range(&range, row, row_len);
 	o.ranges = &range;
 	o.nranges = 1;
 	o.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());

@@ -370,12 +370,7 @@ wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell, const wc_scan_opt
 	int			rc;
 
 	wc_scan_opts_init(&o);
-	range.start = cell->row;
-	range.start_len = cell->row_len;
-	range.start_bound = WC_INCLUSIVE;
-	range.stop = cell->row;
-	range.stop_len = cell->row_len;
-	range.stop_bound = WC_INCLUSIVE;
+	wcfdw_point_range(&range, cell->row, cell->row_len);
 	fam.data = (const uint8_t *) cell->family;
 	fam.len = cell->family_len;
 	qual.data = cell->qual;
@@ -872,10 +867,8 @@ wcfdw_current_of(ForeignScanState *node, WcFdwScanState *ss)
 		return false;			/* another table's scan gave the cursor's row */
 
 	range = palloc(sizeof(wc_key_range));
-	range->start = range->stop = memcpy(palloc(Max(cs->cur_row_len, 1)), cs->cur_row,
-										cs->cur_row_len);
-	range->start_len = range->stop_len = cs->cur_row_len;
-	range->start_bound = range->stop_bound = WC_INCLUSIVE;
+	wcfdw_point_range(range, memcpy(palloc(Max(cs->cur_row_len, 1)), cs->cur_row,
+									cs->cur_row_len), cs->cur_row_len);
 	ss->keys.ranges = range;
 	ss->keys.nranges = 1;
 	if (ss->conv.cols.wide == NULL)
@@ -1309,12 +1302,7 @@ wcfdw_lock_wide_row(WcFdwScanState *ss, const uint8 *row, size_t row_len,
 
 	old = MemoryContextSwitchTo(ss->tuplecxt);
 	o = ss->opts;
-	range.start = row;
-	range.start_len = row_len;
-	range.start_bound = WC_INCLUSIVE;
-	range.stop = row;
-	range.stop_len = row_len;
-	range.stop_bound = WC_INCLUSIVE;
+	wcfdw_point_range(&range, row, row_len);
 	o.ranges = &range;
 	o.nranges = 1;
 	wcfdw_scan_opts_newest(&o);

@@ -537,6 +537,14 @@ extern bool wcfdw_lock_rowkey(WcFdwStore *store, Relation rel, const uint8 *row,
 							  LOCKMODE mode, LockWaitPolicy wait);
 extern WcFdwCondExec *wcfdw_init_conds(ForeignScanState *node, int *nconds);
 extern void wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap);
+/* r: the one rowkey row (a point read), whose bytes it points to */
+static inline void
+wcfdw_point_range(wc_key_range *r, const uint8 *row, size_t row_len)
+{
+	r->start = r->stop = row;
+	r->start_len = r->stop_len = row_len;
+	r->start_bound = r->stop_bound = WC_INCLUSIVE;
+}
 extern void wcfdw_scan_opts_newest(wc_scan_opts *o);
 extern wc_scan *wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell,
 								  const wc_scan_opts *like, wc_cell_view *newest, int *found);
