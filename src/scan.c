@@ -97,13 +97,7 @@ typedef struct WcFdwScanState
 	 * CURRENT OF a cursor over this scan: a wide row's rowkey (in tuplecxt,
 	 * as the row), a tall row's cell version (copied into cur_buf).
 	 */
-	const uint8 *cur_row;
-	size_t		cur_row_len;
-	const char *cur_family;
-	size_t		cur_family_len;
-	const uint8 *cur_qual;
-	size_t		cur_qual_len;
-	int64		cur_ts;
+	wc_cell_view cur;			/* its row, family, qual, ts (row NULL: none) */
 	uint8	   *cur_buf;
 	size_t		cur_cap;
 	bool		note_cells;		/* keep cur_*: a tall scan of a cursor's */
@@ -821,7 +815,7 @@ wcfdw_cursor_scan(PlanState *node, Oid relid, ForeignScanState **scan, int *foun
  *
  * PostgreSQL finds that row by the TID of the cursor's current tuple
  * (execCurrent.c), which a foreign row does not have; our scans keep the
- * row's key instead (cur_row ...), and the cursor's plan is searched for
+ * row's key instead (cur), and the cursor's plan is searched for
  * such a scan of the same table, with execCurrent.c's errors.  A cursor FOR
  * UPDATE works too: the scan under its LockRows locked the row.
  */
@@ -863,12 +857,12 @@ wcfdw_current_of(ForeignScanState *node, WcFdwScanState *ss)
 				(errcode(ERRCODE_INVALID_CURSOR_STATE),
 				 errmsg("cursor \"%s\" is not positioned on a row", name)));
 	cs = fs->fdw_state;
-	if (pending || cs == NULL || TupIsNull(fs->ss.ss_ScanTupleSlot) || cs->cur_row == NULL)
+	if (pending || cs == NULL || TupIsNull(fs->ss.ss_ScanTupleSlot) || cs->cur.row == NULL)
 		return false;			/* another table's scan gave the cursor's row */
 
 	range = palloc(sizeof(wc_key_range));
-	wcfdw_point_range(range, memcpy(palloc(Max(cs->cur_row_len, 1)), cs->cur_row,
-									cs->cur_row_len), cs->cur_row_len);
+	wcfdw_point_range(range, memcpy(palloc(Max(cs->cur.row_len, 1)), cs->cur.row,
+									cs->cur.row_len), cs->cur.row_len);
 	ss->keys.ranges = range;
 	ss->keys.nranges = 1;
 	if (ss->conv.cols.wide == NULL)
@@ -876,16 +870,16 @@ wcfdw_current_of(ForeignScanState *node, WcFdwScanState *ss)
 		wc_slice   *fam = palloc(sizeof(wc_slice));
 		wc_slice   *qual = palloc(sizeof(wc_slice));
 
-		fam->data = memcpy(palloc(Max(cs->cur_family_len, 1)), cs->cur_family,
-						   cs->cur_family_len);
-		fam->len = cs->cur_family_len;
-		qual->data = memcpy(palloc(Max(cs->cur_qual_len, 1)), cs->cur_qual, cs->cur_qual_len);
-		qual->len = cs->cur_qual_len;
+		fam->data = memcpy(palloc(Max(cs->cur.family_len, 1)), cs->cur.family,
+						   cs->cur.family_len);
+		fam->len = cs->cur.family_len;
+		qual->data = memcpy(palloc(Max(cs->cur.qual_len, 1)), cs->cur.qual, cs->cur.qual_len);
+		qual->len = cs->cur.qual_len;
 		ss->keys.families = fam;
 		ss->keys.nfamilies = 1;
 		ss->keys.quals = qual;
 		ss->keys.nquals = 1;
-		ss->keys.ts_min = ss->keys.ts_max = cs->cur_ts;
+		ss->keys.ts_min = ss->keys.ts_max = cs->cur.ts;
 	}
 	return true;
 }
@@ -908,13 +902,13 @@ wcfdw_note_cell(WcFdwScanState *ss, const wc_cell_view *c)
 	memcpy(ss->cur_buf, c->row, c->row_len);
 	memcpy(ss->cur_buf + c->row_len, c->family, c->family_len);
 	memcpy(ss->cur_buf + c->row_len + c->family_len, c->qual, c->qual_len);
-	ss->cur_row = ss->cur_buf;
-	ss->cur_row_len = c->row_len;
-	ss->cur_family = (const char *) ss->cur_buf + c->row_len;
-	ss->cur_family_len = c->family_len;
-	ss->cur_qual = ss->cur_buf + c->row_len + c->family_len;
-	ss->cur_qual_len = c->qual_len;
-	ss->cur_ts = c->ts;
+	ss->cur.row = ss->cur_buf;
+	ss->cur.row_len = c->row_len;
+	ss->cur.family = (const char *) ss->cur_buf + c->row_len;
+	ss->cur.family_len = c->family_len;
+	ss->cur.qual = ss->cur_buf + c->row_len + c->family_len;
+	ss->cur.qual_len = c->qual_len;
+	ss->cur.ts = c->ts;
 }
 
 static void
@@ -1382,8 +1376,8 @@ wcfdw_iterate_wide(ForeignScanState *node, WcFdwScanState *ss, TupleTableSlot *s
 		}
 		ExecStoreVirtualTuple(slot);
 		/* the rowkey lives in tuplecxt as the row does: WHERE CURRENT OF's */
-		ss->cur_row = row;
-		ss->cur_row_len = row_len;
+		ss->cur.row = row;
+		ss->cur.row_len = row_len;
 		if (ss->lockmode == NoLock)
 			return slot;
 
