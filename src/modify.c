@@ -613,15 +613,19 @@ wcfdw_check_row(ResultRelInfo *rinfo, TupleTableSlot *slot, EState *estate)
  * wcfdw_row_present
  *		Whether the row (a wide table's rowkey), or the cell version cell (a
  *		tall table's), is there: newest committed with the transaction's own
- *		writes, this statement's included, or with snapshot, as it sees them
+ *		writes, this statement's included, or with snapshot, as it sees them.
+ *		With fp, the version found: a wide row's reader fingerprint (all its
+ *		mapped cells read), a cell's sequence number.
  */
 static bool
-wcfdw_row_present(WcFdwModifyState *ms, EState *estate, const uint8 *row, size_t row_len,
-				  const wc_cell_view *cell, Snapshot snapshot)
+wcfdw_row_present(WcFdwModifyState *ms, const uint8 *row, size_t row_len,
+				  const wc_cell_view *cell, Snapshot snapshot, uint64 *fp)
 {
 	wc_scan_opts o;
 	wc_key_range range;
 	WcFdwSnapshotArg snap;
+	wc_slice	fam,
+				qual;
 	wc_scan    *scan = NULL;
 	wc_err		err;
 	int			rc;
@@ -644,51 +648,71 @@ wcfdw_row_present(WcFdwModifyState *ms, EState *estate, const uint8 *row, size_t
 	}
 	if (cell != NULL)
 	{
-		wc_cell_view v;
-		wc_scan    *point;
-		int			found;
-
-		point = wcfdw_open_newest(ms->store, cell, &o, &v, &found);
-		wc_scan_close(point);
-		if (snapshot == NULL || found == 0)
-			return found == 1;
-		/* wcfdw_open_newest reads the newest: ask the snapshot's scan */
-		o.families = (wc_slice[]) {{(const uint8_t *) cell->family, cell->family_len}};
+		/* the one version: its family, qualifier and ts */
+		fam.data = (const uint8_t *) cell->family;
+		fam.len = cell->family_len;
+		qual.data = cell->qual;
+		qual.len = cell->qual_len;
+		o.families = &fam;
 		o.nfamilies = 1;
-		o.quals = (wc_slice[]) {{cell->qual, cell->qual_len}};
+		o.quals = &qual;
 		o.nquals = 1;
 		o.ts_min = o.ts_max = cell->ts;
-		wc_err_clear(&err);
-		rc = wc_scan_open(ms->store->db, &o, &scan, &err);
-		if (rc < 0)
-			wcfdw_engine_error(ERROR, rc, &err, "scan", ms->store->relname);
-		rc = wc_scan_next(scan, &v, &err);
-		wc_scan_close(scan);
 	}
 	else
 	{
-		WcFdwWideReader r;
-
 		o.families = ms->ia_families;
 		o.nfamilies = ms->ia_nfamilies;
 		o.quals = ms->ia_quals;
 		o.nquals = ms->ia_nquals;
-		wc_err_clear(&err);
-		rc = wc_scan_open(ms->store->db, &o, &scan, &err);
-		if (rc < 0)
-			wcfdw_engine_error(ERROR, rc, &err, "scan", ms->store->relname);
-		wcfdw_wide_reader_init(&r, &ms->conv, ms->all_cells, ms->tmpcxt);
-		wcfdw_wide_reader_reset(&r, scan);
-		PG_TRY();
-		{
-			rc = wcfdw_wide_row_exists(&r, &err);
-		}
-		PG_FINALLY();
-		{
-			wc_scan_close(scan);
-		}
-		PG_END_TRY();
 	}
+	wc_err_clear(&err);
+	rc = wc_scan_open(ms->store->db, &o, &scan, &err);
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", ms->store->relname);
+	PG_TRY();
+	{
+		if (cell != NULL)
+		{
+			wc_cell_view v;
+
+			rc = wc_scan_next(scan, &v, &err);
+			if (rc == 1 && fp != NULL)
+				*fp = v.seq;
+		}
+		else
+		{
+			WcFdwWideReader r;
+
+			if (fp == NULL)
+			{
+				/* up to its first mapped cell */
+				wcfdw_wide_reader_init(&r, &ms->conv, ms->all_cells, ms->tmpcxt);
+				wcfdw_wide_reader_reset(&r, scan);
+				rc = wcfdw_wide_row_exists(&r, &err);
+			}
+			else
+			{
+				/* every mapped cell, none decoded */
+				int			natts = RelationGetDescr(ms->rel)->natts;
+				bool	   *none = palloc0(sizeof(bool) * Max(ms->conv.cols.nwide, 1));
+				const uint8 *prow;
+				size_t		prow_len;
+
+				wcfdw_wide_reader_init(&r, &ms->conv, none, ms->tmpcxt);
+				wcfdw_wide_reader_reset(&r, scan);
+				rc = wcfdw_wide_next_row(&r, palloc(sizeof(Datum) * natts),
+										 palloc(sizeof(bool) * natts), natts, &prow, &prow_len,
+										 &err);
+				*fp = r.fingerprint;
+			}
+		}
+	}
+	PG_FINALLY();
+	{
+		wc_scan_close(scan);
+	}
+	PG_END_TRY();
 	if (rc < 0)
 		wcfdw_engine_error(ERROR, rc, &err, "scan", ms->store->relname);
 	return rc == 1;
@@ -717,14 +741,17 @@ wcfdw_insert_conflicts(WcFdwModifyState *ms, EState *estate, const uint8 *row, s
 {
 	bool		present;
 
+	uint64		fp_new = 0,
+				fp_snap = 0;
+
 	wcfdw_store_refresh(ms->store);
-	present = wcfdw_row_present(ms, estate, row, row_len, cell, NULL);
+	present = wcfdw_row_present(ms, row, row_len, cell, NULL, NULL);
 	if (present)
 	{
 		/* there: wait for a transaction deleting or changing it, look again */
 		wcfdw_row_wait(ms->store, row, row_len, cell);
 		wcfdw_store_refresh(ms->store);
-		present = wcfdw_row_present(ms, estate, row, row_len, cell, NULL);
+		present = wcfdw_row_present(ms, row, row_len, cell, NULL, NULL);
 	}
 	if (!present)
 	{
@@ -735,10 +762,18 @@ wcfdw_insert_conflicts(WcFdwModifyState *ms, EState *estate, const uint8 *row, s
 			(void) wcfdw_lock_rowkey(ms->store, ms->rel, row, row_len, ExclusiveLock,
 									 LockWaitBlock);
 		wcfdw_store_refresh(ms->store);
-		present = wcfdw_row_present(ms, estate, row, row_len, cell, NULL);
+		present = wcfdw_row_present(ms, row, row_len, cell, NULL, NULL);
 	}
+
+	/*
+	 * The snapshot isolation levels: the version in the way must be the one
+	 * the snapshot sees (the heap checks the conflicting tuple's visibility),
+	 * not one committed since, nor a row deleted since and written again.
+	 */
 	if (present && IsolationUsesXactSnapshot() &&
-		!wcfdw_row_present(ms, estate, row, row_len, cell, estate->es_snapshot))
+		(!wcfdw_row_present(ms, row, row_len, cell, NULL, &fp_new) ||
+		 !wcfdw_row_present(ms, row, row_len, cell, estate->es_snapshot, &fp_snap) ||
+		 fp_new != fp_snap))
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("could not serialize access due to concurrent update")));
