@@ -14,10 +14,11 @@
 #    to a usertable of the binding's shape: an ordinary table with a primary key, and a view
 #    over a wide table that names its rowkey YCSB_KEY; the two outputs must be equal.
 # 4. Conc.java: six pgjdbc connections move amounts between rows (FOR UPDATE in READ
-#    COMMITTED and REPEATABLE READ; n = n + d in READ COMMITTED), sum the table in one
-#    statement, in a REPEATABLE READ transaction and through fetch-size cursors, and batch
-#    direct updates of another column; every sum seen must be the total, only 40001 and 40P01
-#    may fail.  Run against the ordinary table first (the program's own check), then the wide
+#    COMMITTED and REPEATABLE READ; n = n + d in READ COMMITTED; UPDATE ... WHERE CURRENT OF
+#    a cursor FOR UPDATE), put rows that are there if absent (nothing may be written), sum the
+#    table in one statement, in a REPEATABLE READ transaction and through fetch-size cursors,
+#    and batch direct updates of another column; every sum seen must be the total, only 40001
+#    and 40P01 may fail.  Run against the ordinary table first (the program's own check), then the wide
 #    one.
 #
 # pgjdbc speaks TCP only, so the cluster listens on localhost too.  Installs what it needs

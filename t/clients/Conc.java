@@ -2,12 +2,13 @@ import java.sql.*;
 import java.util.*;
 import java.util.concurrent.atomic.*;
 
-// Conc TABLE THREADS SECONDS: transfers between rows from several JDBC connections; the sum
-// of n never changes, and every statement and snapshot must see it whole.
+// Conc TABLE THREADS SECONDS: transfers between rows from several JDBC connections (FOR UPDATE,
+// n = n + d, UPDATE ... WHERE CURRENT OF a cursor FOR UPDATE), puts if absent of rows that are
+// there; the sum of n never changes, and every statement and snapshot must see it whole.
 public class Conc {
     static final int ROWS = 100, START = 100;
     static String url, t;
-    static int[] OPS = Arrays.stream(Optional.ofNullable(System.getenv("OPS")).orElse("0,1,2,3,4,5").split(",")).mapToInt(Integer::parseInt).toArray();
+    static int[] OPS = Arrays.stream(Optional.ofNullable(System.getenv("OPS")).orElse("0,1,2,3,4,5,6,7").split(",")).mapToInt(Integer::parseInt).toArray();
     static final AtomicLong transfers = new AtomicLong(), checks = new AtomicLong(), retries = new AtomicLong(),
         batches = new AtomicLong();
     static final List<String> errors = Collections.synchronizedList(new ArrayList<>());
@@ -91,6 +92,36 @@ public class Conc {
                         }
                         for (int x : note.executeBatch()) if (x != 1) errors.add("batch update count " + x);
                         batches.incrementAndGet();
+                        break;
+                    }
+                    case 6: { // a transfer through a cursor FOR UPDATE: UPDATE ... WHERE CURRENT OF
+                        c.setAutoCommit(false);
+                        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+                        int lo = Math.min(a, b), hi = Math.max(a, b);
+                        try (Statement s = c.createStatement()) {
+                            s.execute("DECLARE cur CURSOR FOR SELECT rowkey, n FROM " + t + " WHERE rowkey IN ('" +
+                                      key(lo) + "', '" + key(hi) + "') ORDER BY rowkey FOR UPDATE");
+                            for (int i = 0; i < 2; i++) {
+                                try (ResultSet rs = s.executeQuery("FETCH 1 FROM cur")) {
+                                    if (!rs.next()) { errors.add("cursor lost a row"); break; }
+                                }
+                                if (s.executeUpdate("UPDATE " + t + " SET n = n " + (i == 0 ? "- " : "+ ") + d +
+                                                    " WHERE CURRENT OF cur") != 1)
+                                    errors.add("UPDATE WHERE CURRENT OF changed no row");
+                            }
+                            s.execute("CLOSE cur");
+                        }
+                        c.commit();
+                        transfers.incrementAndGet();
+                        break;
+                    }
+                    case 7: { // a put if absent of a row that is there: nothing written
+                        c.setAutoCommit(true);
+                        try (Statement s = c.createStatement()) {
+                            int x = s.executeUpdate("INSERT INTO " + t + " (rowkey, n, f0) VALUES ('" + key(a) +
+                                                    "', 1000, 'absent?') ON CONFLICT DO NOTHING");
+                            if (x != 0) errors.add("INSERT ... ON CONFLICT DO NOTHING of " + key(a) + " inserted " + x);
+                        }
                         break;
                     }
                     default: { // a fetch-size cursor in READ COMMITTED: one snapshot for the whole scan
