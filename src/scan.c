@@ -774,7 +774,8 @@ wcfdw_cursor_scan(PlanState *node, Oid relid, ForeignScanState **scan, int *foun
 				if (fs->ss.ss_currentRelation != NULL &&
 					RelationGetRelid(fs->ss.ss_currentRelation) == relid &&
 					fs->fdwroutine != NULL &&
-					fs->fdwroutine->IterateForeignScan == widecolIterateForeignScan)
+					fs->fdwroutine->IterateForeignScan == widecolIterateForeignScan &&
+					((ForeignScan *) fs->ss.ps.plan)->operation == CMD_SELECT)
 				{
 					*scan = fs;
 					(*found)++;
