@@ -717,10 +717,6 @@ wcfdw_filters_compute(WcFdwScanState *ss, ExprContext *econtext)
 	return true;
 }
 
-/*
- * wcfdw_scan_start
- *		Computes the keys and opens the engine scan
- */
 /* The name of the cursor a WHERE CURRENT OF names through a parameter (PL/pgSQL's). */
 static char *
 wcfdw_cursor_param_name(ExprContext *econtext, int paramid)
@@ -858,6 +854,11 @@ wcfdw_current_of(ForeignScanState *node, WcFdwScanState *ss)
 				(errcode(ERRCODE_INVALID_CURSOR_STATE),
 				 errmsg("cursor \"%s\" is not positioned on a row", name)));
 	cs = fs->fdw_state;
+	if (cs != NULL && cs->conv.cols.wide == NULL && !cs->note_cells)
+		ereport(ERROR,			/* not a named portal's, which cannot be */
+				(errcode(ERRCODE_INVALID_CURSOR_STATE),
+				 errmsg("cursor \"%s\" is not a simply updatable scan of table \"%s\"",
+						name, RelationGetRelationName(ss->rel))));
 	if (pending || cs == NULL || TupIsNull(fs->ss.ss_ScanTupleSlot) || cs->cur.row == NULL)
 		return false;			/* another table's scan gave the cursor's row */
 
@@ -912,6 +913,10 @@ wcfdw_note_cell(WcFdwScanState *ss, const wc_cell_view *c)
 	ss->cur.ts = c->ts;
 }
 
+/*
+ * wcfdw_scan_start
+ *		Computes the keys and opens the engine scan
+ */
 static void
 wcfdw_scan_start(ForeignScanState *node, WcFdwScanState *ss)
 {
