@@ -514,10 +514,40 @@ test_errors(void)
 	CHECK(closed == 5, "children closed %d", closed);
 }
 
+/*
+ * wc_bytes_eq, which the scan and the merge's callers use to compare names and
+ * rowkeys (a path per length range: bytewise below 4, two loads to 16, memcmp
+ * above): equal exactly when memcmp says so, for every length to 40 and a
+ * difference at every position, and never for different lengths.
+ */
+static void
+test_bytes_eq(void)
+{
+	uint8_t		a[48],
+				b[48];
+
+	for (size_t len = 0; len <= 40; len++)
+	{
+		for (size_t i = 0; i < len; i++)
+			a[i] = (uint8_t) test_rand(&rnd);
+		memcpy(b, a, len);
+		CHECK(wc_bytes_eq(a, len, b, len), "equal bytes of length %zu", len);
+		CHECK(!wc_bytes_eq(a, len, b, len + 1), "lengths %zu and %zu", len, len + 1);
+		for (size_t pos = 0; pos < len; pos++)
+		{
+			b[pos] ^= (uint8_t) (1 + test_rand(&rnd) % 255);
+			CHECK(!wc_bytes_eq(a, len, b, len) && memcmp(a, b, len) != 0,
+				  "length %zu differing at %zu", len, pos);
+			b[pos] = a[pos];
+		}
+	}
+}
+
 int
 main(void)
 {
 	t_name = "test_merge";
+	test_bytes_eq();
 	check_merge(0, 100);
 	check_merge(1, 500);
 	check_merge(2, 2000);
