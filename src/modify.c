@@ -631,9 +631,18 @@ wcfdw_row_present(WcFdwModifyState *ms, const uint8 *row, size_t row_len,
 	int			rc;
 
 	wc_scan_opts_init(&o);
-	wcfdw_point_range(&range, row, row_len);
-	o.ranges = &range;
-	o.nranges = 1;
+	if (cell != NULL)
+		wcfdw_cell_version_opts(&o, &range, &fam, &qual, cell);
+	else
+	{
+		wcfdw_point_range(&range, row, row_len);
+		o.ranges = &range;
+		o.nranges = 1;
+		o.families = ms->ia_families;
+		o.nfamilies = ms->ia_nfamilies;
+		o.quals = ms->ia_quals;
+		o.nquals = ms->ia_nquals;
+	}
 	o.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
 	/* the writes of every command so far, this one's too (a row given twice) */
 	wcfdw_store_visible_batches(ms->store, ms->cid + 1, &o);
@@ -645,26 +654,6 @@ wcfdw_row_present(WcFdwModifyState *ms, const uint8 *row, size_t row_len,
 		snap.owner = ms->store->relid;
 		snap.cxt = ms->tmpcxt;
 		wcfdw_scan_opts_snapshot(&o, &snap);
-	}
-	if (cell != NULL)
-	{
-		/* the one version: its family, qualifier and ts */
-		fam.data = (const uint8_t *) cell->family;
-		fam.len = cell->family_len;
-		qual.data = cell->qual;
-		qual.len = cell->qual_len;
-		o.families = &fam;
-		o.nfamilies = 1;
-		o.quals = &qual;
-		o.nquals = 1;
-		o.ts_min = o.ts_max = cell->ts;
-	}
-	else
-	{
-		o.families = ms->ia_families;
-		o.nfamilies = ms->ia_nfamilies;
-		o.quals = ms->ia_quals;
-		o.nquals = ms->ia_nquals;
 	}
 	wc_err_clear(&err);
 	rc = wc_scan_open(ms->store->db, &o, &scan, &err);
@@ -744,14 +733,17 @@ wcfdw_insert_conflicts(WcFdwModifyState *ms, EState *estate, const uint8 *row, s
 	uint64		fp_new = 0,
 				fp_snap = 0;
 
+	/* the snapshot isolation levels compare versions (below): read them whole */
+	uint64	   *fp = IsolationUsesXactSnapshot() ? &fp_new : NULL;
+
 	wcfdw_store_refresh(ms->store);
-	present = wcfdw_row_present(ms, row, row_len, cell, NULL, NULL);
+	present = wcfdw_row_present(ms, row, row_len, cell, NULL, fp);
 	if (present)
 	{
 		/* there: wait for a transaction deleting or changing it, look again */
 		wcfdw_row_wait(ms->store, row, row_len, cell);
 		wcfdw_store_refresh(ms->store);
-		present = wcfdw_row_present(ms, row, row_len, cell, NULL, NULL);
+		present = wcfdw_row_present(ms, row, row_len, cell, NULL, fp);
 	}
 	if (!present)
 	{
@@ -762,7 +754,7 @@ wcfdw_insert_conflicts(WcFdwModifyState *ms, EState *estate, const uint8 *row, s
 			(void) wcfdw_lock_rowkey(ms->store, ms->rel, row, row_len, ExclusiveLock,
 									 LockWaitBlock);
 		wcfdw_store_refresh(ms->store);
-		present = wcfdw_row_present(ms, row, row_len, cell, NULL, NULL);
+		present = wcfdw_row_present(ms, row, row_len, cell, NULL, fp);
 	}
 
 	/*
@@ -770,9 +762,8 @@ wcfdw_insert_conflicts(WcFdwModifyState *ms, EState *estate, const uint8 *row, s
 	 * the snapshot sees (the heap checks the conflicting tuple's visibility),
 	 * not one committed since, nor a row deleted since and written again.
 	 */
-	if (present && IsolationUsesXactSnapshot() &&
-		(!wcfdw_row_present(ms, row, row_len, cell, NULL, &fp_new) ||
-		 !wcfdw_row_present(ms, row, row_len, cell, estate->es_snapshot, &fp_snap) ||
+	if (present && fp != NULL &&
+		(!wcfdw_row_present(ms, row, row_len, cell, estate->es_snapshot, &fp_snap) ||
 		 fp_new != fp_snap))
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),

@@ -345,6 +345,30 @@ wcfdw_scan_opts_newest(wc_scan_opts *o)
 }
 
 /*
+ * wcfdw_cell_version_opts
+ *		Makes o a point read of the one cell version cell (its rowkey,
+ *		family, qualifier and ts), in range, fam and qual, which point to
+ *		cell's bytes
+ */
+void
+wcfdw_cell_version_opts(wc_scan_opts *o, wc_key_range *range, wc_slice *fam, wc_slice *qual,
+						const wc_cell_view *cell)
+{
+	wcfdw_point_range(range, cell->row, cell->row_len);
+	fam->data = (const uint8_t *) cell->family;
+	fam->len = cell->family_len;
+	qual->data = cell->qual;
+	qual->len = cell->qual_len;
+	o->ranges = range;
+	o->nranges = 1;
+	o->families = fam;
+	o->nfamilies = 1;
+	o->quals = qual;
+	o->nquals = 1;
+	o->ts_min = o->ts_max = cell->ts;
+}
+
+/*
  * wcfdw_open_newest
  *		The newest committed version of cell (or the transaction's own pending
  *		one: like's pending batches, and its now_ms), read by a point scan of
@@ -364,18 +388,7 @@ wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell, const wc_scan_opt
 	int			rc;
 
 	wc_scan_opts_init(&o);
-	wcfdw_point_range(&range, cell->row, cell->row_len);
-	fam.data = (const uint8_t *) cell->family;
-	fam.len = cell->family_len;
-	qual.data = cell->qual;
-	qual.len = cell->qual_len;
-	o.ranges = &range;
-	o.nranges = 1;
-	o.families = &fam;
-	o.nfamilies = 1;
-	o.quals = &qual;
-	o.nquals = 1;
-	o.ts_min = o.ts_max = cell->ts;
+	wcfdw_cell_version_opts(&o, &range, &fam, &qual, cell);
 	o.now_ms = like->now_ms;
 	o.pending = like->pending;
 	o.npending = like->npending;
