@@ -10,9 +10,16 @@
 #   --reps R         runs of every measurement, the two tables alternating; the median is kept [3]
 #   --clients LIST   comma-separated pgbench client counts [1,8]
 #   --workloads LIST which of a,b,c,d,e,f, run in this order [a,b,c,f,d,e: YCSB's suggested order]
+#   --no-ceiling     leave out the runs with no table (below) [they run]
 #
-# 7-8 minutes with the defaults on a 2-core machine; a quick run (about 2 minutes):
+# 10-11 minutes with the defaults on a 2-core machine; a quick run (about 3 minutes):
 #   bash bench/ycsb.sh --records 20000 --seconds 3 --reps 1
+#
+# Beside the two tables each workload also runs with no table at all (the "ceiling"): the same
+# statements, but a read returns a row of constants of the same shape, an update or insert
+# writes its bytes to the WAL as a transactional message (its commit waits for the flush as
+# an update's does), a scan returns its rows from generate_series.  That is what a storage
+# costing nothing would reach; ceiling = no table / ordinary, the most any table could gain.
 #
 # Installs what it needs (pgbench), builds the extension from a copy of the tree and installs it
 # (WC_DESTDIR=DIR for a private installation, see scripts/lib.sh), starts a throw-away cluster,
@@ -29,6 +36,7 @@ SECONDS_PER_RUN=5
 REPS=3
 CLIENTS=1,8
 WORKLOADS=a,b,c,f,d,e
+CEILING=1
 ARGS="$*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -37,7 +45,8 @@ while [ $# -gt 0 ]; do
         --reps)      REPS=$2; shift 2 ;;
         --clients)   CLIENTS=$2; shift 2 ;;
         --workloads) WORKLOADS=$2; shift 2 ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --no-ceiling) CEILING=; shift ;;
+        -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) wc_die "unknown option $1 (try --help)" ;;
     esac
 done
@@ -122,6 +131,7 @@ CREATE TABLE usertable (ycsb_key varchar PRIMARY KEY$HEAP_COLS);
 CREATE FOREIGN TABLE usertable_wc (rowkey varchar$WC_COLS) SERVER wide OPTIONS (families 'f', max_versions '1');
 CREATE SEQUENCE seq_heap;
 CREATE SEQUENCE seq_wc;
+CREATE SEQUENCE seq_none;
 EOF
 
 wc_say "generating $RECORDS records (10 fields of 100 bytes)"
@@ -131,9 +141,13 @@ sql -c "VACUUM ANALYZE ycsb_src"
 
 TABLE_heap=usertable; KEY_heap=ycsb_key; SEQ_heap=seq_heap
 TABLE_wc=usertable_wc; KEY_wc=rowkey; SEQ_wc=seq_wc
+SEQ_none=seq_none
+TABLES=(heap wc)
+[ -n "$CEILING" ] && TABLES+=(none)
 tab() { local v="TABLE_$1"; echo "${!v}"; }
 key() { local v="KEY_$1"; echo "${!v}"; }
 seqname() { local v="SEQ_$1"; echo "${!v}"; }
+tname() { case $1 in heap) echo ordinary ;; wc) echo widecol ;; none) echo "no table" ;; esac; }
 
 # --- load ----------------------------------------------------------------------------------------
 #
@@ -210,18 +224,34 @@ note "                      keys + values: $RAWBYTES bytes"
 #   rmw    read, then update of the same record (two statements, autocommit, as YCSB's JDBC
 #          binding does by default)
 #   D's reads: "latest": record :n + 1 - zipfian(1, :n + 1): the newest record the most popular.
-gen_script() {   # gen_script WORKLOAD TABLE(heap|wc) > file
-    local w=$1 t k s
+# The ceiling's script ("none"): the same script with no table.  A read returns a row of the
+# ordinary table's shape, a key and ten constant 100-character fields; an update writes the
+# key and its new value (ycsb_value(), as the update computes it) to the WAL as a
+# transactional logical message, so that its commit waits for the flush as an update's does;
+# an insert the same with the record's ten values; a scan returns :len rows of constants.
+gen_script() {   # gen_script WORKLOAD TABLE(heap|wc|none) > file
+    local w=$1 t k s i
     t=$(tab "$2"); k=$(key "$2"); s=$(seqname "$2")
     local read="SELECT * FROM $t WHERE $k = ycsb_key(:k);"
+    local scan="SELECT * FROM $t WHERE $k >= ycsb_key(:k) ORDER BY $k LIMIT :len;"
+    local values=
+    for i in 0 1 2 3 4 5 6 7 8 9; do values+=", ycsb_value()"; done
     local insert="SELECT nextval('$s') AS n \\gset
-INSERT INTO $t VALUES (ycsb_key(:n)$(for i in 0 1 2 3 4 5 6 7 8 9; do printf ', ycsb_value()'; done));"
+INSERT INTO $t VALUES (ycsb_key(:n)$values);"
     local update="\\set f random(0, 9)"
-    local i
     for i in 0 1 2 3 4 5 6 7 8 9; do
         update+=$'\n'"$([ $i -eq 0 ] && echo '\if' || echo '\elif') :f = $i"$'\n'"UPDATE $t SET field$i = ycsb_value() WHERE $k = ycsb_key(:k);"
     done
     update+=$'\n\\endif'
+    if [ "$2" = none ]; then
+        local consts=
+        for i in 0 1 2 3 4 5 6 7 8 9; do consts+=", '$CONST_FIELD'::text AS field$i"; done
+        read="SELECT ycsb_key(:k) AS ycsb_key$consts;"
+        scan="SELECT ycsb_key(:k + g) AS ycsb_key$consts FROM generate_series(1, :len) g;"
+        insert="SELECT nextval('$s') AS n \\gset
+SELECT pg_logical_emit_message(true, 'ycsb', concat(ycsb_key(:n)$values));"
+        update="SELECT pg_logical_emit_message(true, 'ycsb', ycsb_key(:k) || ycsb_value());"
+    fi
     echo "-- YCSB workload ${w^^} on $t (bench/ycsb.sh)"
     echo '\set r random(1, 100)'
     case $w in
@@ -233,23 +263,23 @@ INSERT INTO $t VALUES (ycsb_key(:n)$(for i in 0 1 2 3 4 5 6 7 8 9; do printf ', 
         b) printf '\\if :r <= 95\n%s\n\\else\n%s\n\\endif\n' "$read" "$update" ;;
         c) printf '%s\n' "$read" ;;
         d) printf '\\if :r <= 95\n%s\n\\else\n%s\n\\endif\n' "$read" "$insert" ;;
-        e) printf '\\if :r <= 95\n\\set len random(1, 100)\nSELECT * FROM %s WHERE %s >= ycsb_key(:k) ORDER BY %s LIMIT :len;\n\\else\n%s\n\\endif\n' \
-               "$t" "$k" "$k" "$insert" ;;
+        e) printf '\\if :r <= 95\n\\set len random(1, 100)\n%s\n\\else\n%s\n\\endif\n' "$scan" "$insert" ;;
         f) printf '\\if :r <= 50\n%s\n\\else\n%s\n%s\n\\endif\n' "$read" "$read" "$update" ;;
     esac
 }
 declare -A WNAME=([a]="A: 50% read, 50% update" [b]="B: 95% read, 5% update" [c]="C: 100% read"
                   [d]="D: 95% read latest, 5% insert" [e]="E: 95% scan (1-100), 5% insert"
                   [f]="F: 50% read, 50% read-modify-write")
+CONST_FIELD=$(sql -c "SELECT field0 FROM ycsb_src LIMIT 1")
 for w in a b c d e f; do
-    for t in heap wc; do gen_script "$w" "$t" >"$WORK/$w-$t.sql"; done
+    for t in heap wc none; do gen_script "$w" "$t" >"$WORK/$w-$t.sql"; done
 done
 
 # newest(TABLE): the newest record number of the table: its sequence, or the last loaded record.
 newest() {
     sql -c "SELECT CASE WHEN is_called THEN last_value ELSE $RECORDS - 1 END FROM $(seqname "$1")"
 }
-sql -c "SELECT setval('seq_heap', $RECORDS, false), setval('seq_wc', $RECORDS, false)" >/dev/null
+sql -c "SELECT setval('seq_heap', $RECORDS, false), setval('seq_wc', $RECORDS, false), setval('seq_none', $RECORDS, false)" >/dev/null
 
 # tps WORKLOAD TABLE CLIENTS SECONDS: one pgbench run; then a CHECKPOINT and widecol_flush (not
 # timed) so that every run starts with the writes of the runs before it put away.
@@ -265,29 +295,34 @@ tps() {
     awk '/^tps = / { printf "%.0f\n", $3 }' "$log"
 }
 
-RESULTS=()     # workload|clients|ordinary tps|widecol tps
+RESULTS=()     # workload|clients|ordinary tps|widecol tps|no-table tps (empty without the ceiling)
 WARMUP=$(( SECONDS_PER_RUN < 2 ? SECONDS_PER_RUN : 2 ))
+declare -A TPS
 for w in "${WORKLOAD_LIST[@]}"; do
     first=1
     for c in "${CLIENT_LIST[@]}"; do
         check_so
         wc_say "workload ${WNAME[$w]}, $c client(s): $REPS x ${SECONDS_PER_RUN}s per table"
         if [ -n "$first" ]; then   # a warm-up run of each table, once per workload
-            tps "$w" heap "$c" "$WARMUP" >/dev/null; tps "$w" wc "$c" "$WARMUP" >/dev/null
+            for t in "${TABLES[@]}"; do tps "$w" "$t" "$c" "$WARMUP" >/dev/null; done
             first=
         fi
-        hs=(); ws=()
+        TPS=([heap]= [wc]= [none]=)
         for ((r = 1; r <= REPS; r++)); do
-            if [ $((r % 2)) -eq 1 ]; then
-                h=$(tps "$w" heap "$c" "$SECONDS_PER_RUN"); x=$(tps "$w" wc "$c" "$SECONDS_PER_RUN")
-            else
-                x=$(tps "$w" wc "$c" "$SECONDS_PER_RUN"); h=$(tps "$w" heap "$c" "$SECONDS_PER_RUN")
-            fi
-            echo "    run $r: ordinary $h tps, widecol $x tps"
-            hs+=("$h"); ws+=("$x")
+            # the tables in turn, each run starting with the next one: ordinary, widecol, no
+            # table; then widecol, no table, ordinary; ...
+            line="    run $r:"
+            for ((i = 0; i < ${#TABLES[@]}; i++)); do
+                t=${TABLES[$(( (r - 1 + i) % ${#TABLES[@]} ))]}
+                TPS[$t]+=" $(tps "$w" "$t" "$c" "$SECONDS_PER_RUN")"
+            done
+            for t in "${TABLES[@]}"; do line+=" $(tname "$t") ${TPS[$t]##* } tps,"; done
+            echo "${line%,}"
         done
-        note "workload ${w^^}, $c client(s), runs (tps): ordinary ${hs[*]}; widecol ${ws[*]}"
-        RESULTS+=("$w|$c|$(median "${hs[@]}")|$(median "${ws[@]}")")
+        note "workload ${w^^}, $c client(s), runs (tps): ordinary${TPS[heap]}; widecol${TPS[wc]}${CEILING:+; no table${TPS[none]}}"
+        z=
+        [ -n "$CEILING" ] && z=$(median ${TPS[none]})
+        RESULTS+=("$w|$c|$(median ${TPS[heap]})|$(median ${TPS[wc]})|$z")
     done
 done
 
@@ -311,6 +346,11 @@ note ""
 note "the pgbench scripts (workload A, and D/E's insert):"
 sed 's/^/    /' "$WORK/a-wc.sql" >>"$NOTES"
 sed -n '/nextval/,/INSERT/p' "$WORK/d-wc.sql" | sed 's/^/    /' >>"$NOTES"
+if [ -n "$CEILING" ]; then
+    note "with no table (the ceiling; workload A, and D/E's insert):"
+    sed 's/^/    /' "$WORK/a-none.sql" >>"$NOTES"
+    sed -n '/nextval/,/emit_message/p' "$WORK/d-none.sql" | sed 's/^/    /' >>"$NOTES"
+fi
 
 # --- the table --------------------------------------------------------------------------------------
 
@@ -327,26 +367,37 @@ PGVER=$(sql -c "SHOW server_version")
     echo "widecol  = usertable_wc (rowkey varchar, fieldN text OPTIONS (cell 'f:fieldN')), families 'f', max_versions '1'"
     echo "both: pgbench -n -M prepared -c C -j C -T $SECONDS_PER_RUN, the same scripts, zipfian keys (random_zipfian s=1.01);"
     echo "      each tps the median of $REPS runs, tables alternating; fsync and synchronous_commit on; ratio = widecol / ordinary"
+    [ -n "$CEILING" ] && echo "no table = the same scripts with no table behind them (a row of constants for a read, the written bytes as a WAL
+      message for an update or insert, generate_series for a scan): what a storage costing nothing reaches;
+      ceiling = no table / ordinary, the most any table could gain over the ordinary one here"
     echo
-    printf '%-40s %8s %12s %12s %7s  %s\n' workload clients "ordinary" "widecol" ratio "met (>= 1.0)"
-    printf '%-40s %8s %12s %12s %7s  %s\n' -------- ------- -------- ------- ----- ------------
+    printf '%-40s %8s %12s %12s %7s  %-12s' workload clients "ordinary" "widecol" ratio "met (>= 1.0)"
+    [ -n "$CEILING" ] && printf ' %12s %8s' "no table" ceiling
+    echo
+    printf '%-40s %8s %12s %12s %7s  %-12s' -------- ------- -------- ------- ----- ------------
+    [ -n "$CEILING" ] && printf ' %12s %8s' -------- -------
+    echo
     for r in "${RESULTS[@]}"; do
-        IFS='|' read -r w c h x <<<"$r"
-        awk -v l="${WNAME[$w]}" -v c="$c" -v h="$h" -v x="$x" 'BEGIN {
+        IFS='|' read -r w c h x z <<<"$r"
+        awk -v l="${WNAME[$w]}" -v c="$c" -v h="$h" -v x="$x" -v z="$z" 'BEGIN {
             ratio = (h > 0) ? x / h : 0
-            printf "%-40s %8d %12.0f %12.0f %6.2fx  %s\n", l, c, h, x, ratio, (ratio >= 1.0) ? "yes" : "NO" }'
+            printf "%-40s %8d %12.0f %12.0f %6.2fx  %-12s", l, c, h, x, ratio, (ratio >= 1.0) ? "yes" : "NO"
+            if (z != "") printf " %12.0f %7.2fx", z, (h > 0) ? z / h : 0
+            printf "\n" }'
     done
     echo
     ALLMET=yes
     for c in "${CLIENT_LIST[@]}"; do
         line=$(printf '%s\n' "${RESULTS[@]}" | awk -F'|' -v c="$c" '
-            $2 == c { n++; s += log($4 / $3); if ($4 < $3) below++ }
-            END { g = exp(s / n); printf "%.2f %d %d", g, n, below + 0 }')
-        read -r g n below <<<"$line"
+            $2 == c { n++; s += log($4 / $3); if ($4 < $3) below++; if ($5 != "") { nz++; sz += log($5 / $3) } }
+            END { g = exp(s / n); printf "%.2f %d %d %s", g, n, below + 0, nz ? sprintf("%.2f", exp(sz / nz)) : "-" }')
+        read -r g n below gz <<<"$line"
         gm=$(awk -v g="$g" 'BEGIN { print (g >= 1.2) ? "yes" : "NO" }')
         ev=$([ "$below" -eq 0 ] && echo yes || echo NO)
         [ "$gm" = yes ] && [ "$ev" = yes ] || ALLMET=NO
-        printf '%-40s %8d %33s %6.2fx  %s\n' "geometric mean of the $n ratios" "$c" "" "$g" "$gm (>= 1.2)"
+        printf '%-40s %8d %33s %6.2fx  %-12s' "geometric mean of the $n ratios" "$c" "" "$g" "$gm (>= 1.2)"
+        [ "$gz" != - ] && printf ' %12s %7.2fx' "" "$gz"
+        echo
         printf '%-40s %8d %33s %7s  %s\n' "every workload >= 1.0x" "$c" "" "" "$ev ($below below)"
     done
     if [ "${#WORKLOAD_LIST[@]}" -lt 6 ]; then
