@@ -32,7 +32,7 @@ EXTENSION = widecol_fdw
 DATA = sql/widecol_fdw--1.0.sql sql/widecol_fdw--1.0--1.1.sql
 PGFILEDESC = "widecol_fdw - HBase/Bigtable-style wide-column tables"
 
-REGRESS = basic options types scan analyze pushdown pushdown_or order reverse join modify xact bulk errors functions drop differential snapshot wide import twophase remote parallel compression truncate direct_delete wide_direct block_cache row_cache upgrade
+REGRESS = basic options types scan analyze pushdown pushdown_or order reverse join modify xact bulk errors functions drop differential snapshot wide intkey import twophase remote parallel compression truncate direct_delete wide_direct block_cache row_cache upgrade
 
 # isolation specs (specs/NAME.spec, expected/NAME.out), run after REGRESS by make installcheck;
 # scripts/isolation.sh runs them against an ordinary-table twin first (those that have one),

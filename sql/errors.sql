@@ -135,7 +135,7 @@ CREATE FOREIGN TABLE ernf (rowkey text, value text) SERVER wide OPTIONS (familie
 SELECT wc_try($$INSERT INTO ernf VALUES ('k', 'v')$$);
 DROP FOREIGN TABLE ernf;
 -- columns of types the store cannot key on, or with other names: refused at CREATE
-SELECT wc_try($$CREATE FOREIGN TABLE ert (rowkey int, value text) SERVER wide OPTIONS (families 'f')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE ert (rowkey numeric, value text) SERVER wide OPTIONS (families 'f')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ert (rowkey text, value text, colour text) SERVER wide OPTIONS (families 'f')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ert (rowkey text, family int, value text) SERVER wide OPTIONS (families 'f')$$);
 SELECT wc_try($$CREATE FOREIGN TABLE ert (value text) SERVER wide OPTIONS (families 'f')$$);

@@ -73,11 +73,11 @@ SELECT family, count(*) FROM o1 GROUP BY family ORDER BY family;
 -- the table is defined or altered
 CREATE FOREIGN TABLE o2 (k text, value text) SERVER wide OPTIONS (families 'f');  -- ERROR
 CREATE FOREIGN TABLE o2 (rowkey text, family text, extra int) SERVER wide OPTIONS (families 'f');  -- ERROR
-CREATE FOREIGN TABLE o2 (rowkey int) SERVER wide OPTIONS (families 'f');  -- ERROR
+CREATE FOREIGN TABLE o2 (rowkey numeric) SERVER wide OPTIONS (families 'f');  -- ERROR
 CREATE FOREIGN TABLE o2 (rowkey text, ts int) SERVER wide OPTIONS (families 'f');  -- ERROR
 CREATE FOREIGN TABLE o2 (rowkey text, family bytea) SERVER wide OPTIONS (families 'f');  -- ERROR
 SELECT wc_try($$CREATE FOREIGN TABLE o2 (rowkey text, value text, extra int) SERVER wide OPTIONS (families 'f')$$);
-SELECT wc_try($$CREATE FOREIGN TABLE o2 (rowkey int) SERVER wide OPTIONS (families 'f')$$);
+SELECT wc_try($$CREATE FOREIGN TABLE o2 (rowkey numeric) SERVER wide OPTIONS (families 'f')$$);
 CREATE FOREIGN TABLE o2 (rowkey text, value text) SERVER wide OPTIONS (families 'f');
 ALTER FOREIGN TABLE o2 ADD COLUMN extra int;  -- ERROR
 ALTER FOREIGN TABLE o2 RENAME COLUMN value TO val;  -- ERROR

@@ -48,12 +48,16 @@ wcfdw_repr_for(WcFdwField field, Oid typid, const char *relname)
 	switch (field)
 	{
 		case WCF_ROWKEY:
+			if (base == INT2OID || base == INT4OID || base == INT8OID)
+				return WCR_INTKEY;
+			/* fall through */
 		case WCF_QUALIFIER:
 			if (is_text)
 				return WCR_TEXT;
 			if (is_bytea)
 				return WCR_BYTEA;
-			allowed = "text, varchar or bytea";
+			allowed = field == WCF_ROWKEY ? "text, varchar, bytea, smallint, integer or bigint" :
+				"text, varchar or bytea";
 			break;
 		case WCF_FAMILY:
 			if (is_text)
@@ -133,12 +137,14 @@ wcfdw_compute_columns(Relation rel, WcFdwColumns *cols)
 		cols->f[f].typmod = att->atttypmod;
 		cols->f[f].collid = att->attcollation;
 		cols->f[f].repr = wcfdw_repr_for(f, att->atttypid, relname);
+		if (cols->f[f].repr == WCR_INTKEY)
+			cols->f[f].keylen = get_typlen(getBaseType(att->atttypid));
 	}
 	if (cols->f[WCF_ROWKEY].attnum == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_COLUMN_NAME_NOT_FOUND),
 				 errmsg("foreign table \"%s\" has no column \"rowkey\"", relname),
-				 errhint("A widecol_fdw table needs a column rowkey of type text, varchar or bytea.")));
+				 errhint("A widecol_fdw table needs a column rowkey of type text, varchar, bytea, smallint, integer or bigint.")));
 }
 
 /*
@@ -169,6 +175,7 @@ wcfdw_column_is_byte_ordered(const WcFdwColumn *col)
 		case WCR_BYTEA:
 		case WCR_INT8:
 		case WCR_TIMESTAMPTZ:
+		case WCR_INTKEY:
 			return true;
 		case WCR_TEXT:
 			return OidIsValid(col->collid) && lc_collate_is_c(col->collid);
@@ -408,11 +415,87 @@ wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field, const uint8 *data, 
 {
 	WcFdwColumn *col = &conv->cols.f[field];
 
+	if (col->repr == WCR_INTKEY)
+		return wcfdw_intkey_to_datum(col, conv->relname, data, len);
 	if (col->repr == WCR_NONE || col->repr == WCR_INT8 || col->repr == WCR_TIMESTAMPTZ)
 		elog(ERROR, "unexpected representation %d of column %s", col->repr,
 			 wcfdw_field_names[field]);
 	return wcfdw_value_from_bytes(col->repr, col->typid, col->typmod, &conv->recv,
 								  conv->ioparam, conv->relname, data, len);
+}
+
+/*
+ * wcfdw_intkey_value
+ *		An integer rowkey's Datum (of a type keylen bytes wide) as int64
+ */
+int64
+wcfdw_intkey_value(Datum d, int keylen)
+{
+	switch (keylen)
+	{
+		case 2:
+			return DatumGetInt16(d);
+		case 4:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/*
+ * wcfdw_intkey_encode
+ *		The keylen bytes an integer rowkey v is stored as, into buf (8 bytes):
+ *		big-endian with the sign bit flipped, as Apache Phoenix stores its
+ *		SMALLINT, INTEGER and BIGINT keys, so that the bytes sort as the
+ *		numbers (-1 before 0 before 1); returns keylen
+ */
+size_t
+wcfdw_intkey_encode(int keylen, int64 v, uint8 *buf)
+{
+	uint64		u = (uint64) v;
+	int			i;
+
+	u ^= (uint64) 1 << (keylen * 8 - 1);
+	for (i = keylen - 1; i >= 0; i--)
+	{
+		buf[i] = (uint8) (u & 0xff);
+		u >>= 8;
+	}
+	return (size_t) keylen;
+}
+
+/*
+ * wcfdw_intkey_to_datum
+ *		The stored bytes of an integer rowkey as its column's Datum; bytes of
+ *		another length (a store another table of another rowkey type wrote)
+ *		are an error
+ */
+Datum
+wcfdw_intkey_to_datum(const WcFdwColumn *col, const char *relname, const uint8 *data, size_t len)
+{
+	uint64		u = 0;
+	size_t		i;
+
+	if (len != (size_t) col->keylen)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("rowkey of %zu bytes in foreign table \"%s\" is not a key of type %s",
+						len, relname, format_type_be(col->typid)),
+				 errdetail("A rowkey of type %s is stored in %d bytes.", format_type_be(col->typid),
+						   col->keylen),
+				 errhint("Tables sharing a store must declare the same rowkey type (or bytea).")));
+	for (i = 0; i < len; i++)
+		u = (u << 8) | data[i];
+	u ^= (uint64) 1 << (len * 8 - 1);
+	switch (len)
+	{
+		case 2:
+			return Int16GetDatum((int16) (uint16) u);
+		case 4:
+			return Int32GetDatum((int32) (uint32) u);
+		default:
+			return Int64GetDatum((int64) u);
+	}
 }
 
 /*
@@ -534,6 +617,14 @@ wcfdw_datum_to_bytes(WcFdwConverter *conv, WcFdwField field, Datum d,
 {
 	WcFdwColumn *col = &conv->cols.f[field];
 
+	if (col->repr == WCR_INTKEY)
+	{
+		uint8	   *buf = palloc(8);
+
+		*len = wcfdw_intkey_encode(col->keylen, wcfdw_intkey_value(d, col->keylen), buf);
+		*data = buf;
+		return;
+	}
 	if (col->repr != WCR_TEXT && col->repr != WCR_BYTEA && col->repr != WCR_BINARY)
 		elog(ERROR, "unexpected representation %d of column %s", col->repr,
 			 wcfdw_field_names[field]);

@@ -494,6 +494,116 @@ wcfdw_leaf_ranges(WcFdwCondKind kind, Datum d)
 	return NIL;					/* keep the compiler quiet */
 }
 
+/* sorts int64s ascending */
+static int
+wcfdw_int64_qsort_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* an integer rowkey v as the one-key range [v, v] */
+static WcFdwRange *
+wcfdw_intkey_point(int keylen, int64 v)
+{
+	WcFdwBytes	b;
+
+	b.data = palloc(8);
+	b.len = wcfdw_intkey_encode(keylen, v, b.data);
+	return wcfdw_make_range(b, WC_INCLUSIVE, b, WC_INCLUSIVE);
+}
+
+/*
+ * wcfdw_intkey_ranges
+ *		The ranges a leaf condition on an integer rowkey of keylen bytes
+ *		allows, for the value d of type type (an array of them for IN): the
+ *		integers it allows within the key type's range, as their stored bytes
+ *		(which sort as the numbers: wcfdw_intkey_encode).  A value beyond the
+ *		key type's range (an int rowkey < 10000000000) narrows nothing or
+ *		leaves nothing.
+ */
+static List *
+wcfdw_intkey_ranges(WcFdwCondKind kind, Datum d, Oid type, int keylen)
+{
+	int64		kmin = keylen == 2 ? PG_INT16_MIN : (keylen == 4 ? PG_INT32_MIN : PG_INT64_MIN);
+	int64		kmax = keylen == 2 ? PG_INT16_MAX : (keylen == 4 ? PG_INT32_MAX : PG_INT64_MAX);
+	int64		lo = kmin,
+				hi = kmax,
+				v;
+	WcFdwBytes	blo,
+				bhi;
+
+	if (type != INT2OID && type != INT4OID && type != INT8OID)
+		type = getBaseType(type);
+	if (kind == WCK_IN)
+	{
+		ArrayType  *a = DatumGetArrayTypeP(d);
+		Oid			et = getBaseType(ARR_ELEMTYPE(a));
+		int16		elmlen;
+		bool		elmbyval;
+		char		elmalign;
+		Datum	   *elems;
+		bool	   *nulls;
+		int64	   *vals;
+		int			n,
+					k,
+					m = 0;
+		List	   *these = NIL;
+
+		get_typlenbyvalalign(ARR_ELEMTYPE(a), &elmlen, &elmbyval, &elmalign);
+		deconstruct_array(a, ARR_ELEMTYPE(a), elmlen, elmbyval, elmalign, &elems, &nulls, &n);
+		vals = palloc(sizeof(int64) * Max(n, 1));
+		for (k = 0; k < n; k++)
+		{
+			if (nulls[k])
+				continue;
+			v = wcfdw_int_value(elems[k], et);
+			if (v >= kmin && v <= kmax)
+				vals[m++] = v;
+		}
+		qsort(vals, m, sizeof(int64), wcfdw_int64_qsort_cmp);
+		for (k = 0; k < m; k++)
+			if (k == 0 || vals[k] != vals[k - 1])
+				these = lappend(these, wcfdw_intkey_point(keylen, vals[k]));
+		return these;
+	}
+	v = wcfdw_int_value(d, type);
+	switch (kind)
+	{
+		case WCK_EQ:
+			lo = Max(lo, v);
+			hi = Min(hi, v);
+			break;
+		case WCK_LT:
+			if (v == PG_INT64_MIN)
+				return NIL;
+			hi = Min(hi, v - 1);
+			break;
+		case WCK_LE:
+			hi = Min(hi, v);
+			break;
+		case WCK_GT:
+			if (v == PG_INT64_MAX)
+				return NIL;
+			lo = Max(lo, v + 1);
+			break;
+		case WCK_GE:
+			lo = Max(lo, v);
+			break;
+		default:
+			elog(ERROR, "unexpected condition kind %d on an integer rowkey", (int) kind);
+	}
+	if (lo > hi)
+		return NIL;
+	blo.data = palloc(8);
+	blo.len = wcfdw_intkey_encode(keylen, lo, blo.data);
+	bhi.data = palloc(8);
+	bhi.len = wcfdw_intkey_encode(keylen, hi, bhi.data);
+	return list_make1(wcfdw_make_range(blo, WC_INCLUSIVE, bhi, WC_INCLUSIVE));
+}
+
 /*
  * wcfdw_rowkey_node_ranges
  *		The rowkey ranges of the condition subtree at conds[*i] (a leaf, or an
@@ -501,7 +611,8 @@ wcfdw_leaf_ranges(WcFdwCondKind kind, Datum d)
  *		NULL value makes its leaf match nothing.
  */
 static List *
-wcfdw_rowkey_node_ranges(WcFdwCondExec *conds, int *i, ExprContext *econtext)
+wcfdw_rowkey_node_ranges(WcFdwCondExec *conds, int *i, ExprContext *econtext,
+						 const WcFdwColumn *rowkey)
 {
 	WcFdwCondExec *c = &conds[(*i)++];
 	WcFdwBytes	none = {NULL, 0};
@@ -513,19 +624,21 @@ wcfdw_rowkey_node_ranges(WcFdwCondExec *conds, int *i, ExprContext *econtext)
 	if (c->kind == WCK_OR)
 	{
 		for (a = 0; a < c->nargs; a++)
-			ranges = list_concat(ranges, wcfdw_rowkey_node_ranges(conds, i, econtext));
+			ranges = list_concat(ranges, wcfdw_rowkey_node_ranges(conds, i, econtext, rowkey));
 		return wcfdw_union(ranges);
 	}
 	if (c->kind == WCK_AND)
 	{
 		ranges = list_make1(wcfdw_make_range(none, WC_UNBOUNDED, none, WC_UNBOUNDED));
 		for (a = 0; a < c->nargs; a++)
-			ranges = wcfdw_intersect(ranges, wcfdw_rowkey_node_ranges(conds, i, econtext));
+			ranges = wcfdw_intersect(ranges, wcfdw_rowkey_node_ranges(conds, i, econtext, rowkey));
 		return ranges;
 	}
 	d = ExecEvalExpr(c->state, econtext, &isnull);
 	if (isnull)
 		return NIL;
+	if (rowkey->repr == WCR_INTKEY)
+		return wcfdw_intkey_ranges(c->kind, d, c->exprtype, rowkey->keylen);
 	return wcfdw_leaf_ranges(c->kind, d);
 }
 
@@ -576,7 +689,9 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 
 		if (c->field == WCF_ROWKEY)
 		{
-			ranges = wcfdw_intersect(ranges, wcfdw_rowkey_node_ranges(conds, &i, econtext));
+			ranges = wcfdw_intersect(ranges,
+									 wcfdw_rowkey_node_ranges(conds, &i, econtext,
+															  &conv->cols.f[WCF_ROWKEY]));
 			continue;
 		}
 		i = wcfdw_cond_subtree_end(conds, i);

@@ -90,6 +90,13 @@ wcfdw_is_scan_constant(PlannerInfo *root, RelOptInfo *baserel, Node *expr)
 		!contain_subplans(expr);
 }
 
+/* Is typid smallint, int or bigint? */
+static bool
+wcfdw_is_integer_type(Oid typid)
+{
+	return typid == INT2OID || typid == INT4OID || typid == INT8OID;
+}
+
 static Oid
 wcfdw_ts_opfamily(Oid typid)
 {
@@ -150,6 +157,11 @@ wcfdw_classify_op(Oid opno, Oid inputcollid, const WcFdwColumn *col, WcFdwField 
 		case WCR_INT8:
 			if (ltype != INT8OID ||
 				(rtype != INT8OID && rtype != INT4OID && rtype != INT2OID))
+				return 0;
+			return get_op_opfamily_strategy(opno, INTEGER_BTREE_FAM_OID);
+		case WCR_INTKEY:
+			/* an integer rowkey against any integer type (the key's bytes sort as it) */
+			if (!wcfdw_is_integer_type(ltype) || !wcfdw_is_integer_type(rtype))
 				return 0;
 			return get_op_opfamily_strategy(opno, INTEGER_BTREE_FAM_OID);
 		case WCR_TIMESTAMPTZ:
@@ -502,13 +514,6 @@ wcfdw_cell_filter_type(Oid typid)
 		default:
 			return false;
 	}
-}
-
-/* Is typid smallint, int or bigint? */
-static bool
-wcfdw_is_integer_type(Oid typid)
-{
-	return typid == INT2OID || typid == INT4OID || typid == INT8OID;
 }
 
 /*

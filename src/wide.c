@@ -740,9 +740,14 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 	{
 		AttrNumber	a = cols->f[WCF_ROWKEY].attnum;
 
-		values[a - 1] = wcfdw_value_from_bytes(cols->f[WCF_ROWKEY].repr, cols->f[WCF_ROWKEY].typid,
-											   cols->f[WCF_ROWKEY].typmod, NULL, InvalidOid,
-											   r->conv->relname, cur, cur_len);
+		if (cols->f[WCF_ROWKEY].repr == WCR_INTKEY)
+			values[a - 1] = wcfdw_intkey_to_datum(&cols->f[WCF_ROWKEY], r->conv->relname,
+												  cur, cur_len);
+		else
+			values[a - 1] = wcfdw_value_from_bytes(cols->f[WCF_ROWKEY].repr,
+												   cols->f[WCF_ROWKEY].typid,
+												   cols->f[WCF_ROWKEY].typmod, NULL, InvalidOid,
+												   r->conv->relname, cur, cur_len);
 		isnull[a - 1] = false;
 	}
 	for (i = 0; i < cols->nwide; i++)

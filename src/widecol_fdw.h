@@ -77,7 +77,10 @@ typedef enum WcFdwRepr
 	WCR_BYTEA,					/* the bytes as they are */
 	WCR_INT8,					/* ts as bigint milliseconds */
 	WCR_TIMESTAMPTZ,			/* ts as timestamptz (ms precision) */
-	WCR_BINARY					/* value of any other type: send/receive form */
+	WCR_BINARY,					/* value of any other type: send/receive form */
+	WCR_INTKEY					/* rowkey as smallint, int or bigint: big-endian,
+								 * sign bit flipped (Phoenix's), so that the
+								 * bytes sort as the numbers */
 } WcFdwRepr;
 
 typedef struct WcFdwColumn
@@ -87,6 +90,7 @@ typedef struct WcFdwColumn
 	int32		typmod;
 	Oid			collid;
 	WcFdwRepr	repr;
+	int			keylen;			/* WCR_INTKEY: 2, 4 or 8 bytes */
 } WcFdwColumn;
 
 /*
@@ -144,6 +148,10 @@ typedef struct WcFdwConverter
 extern void wcfdw_converter_init(WcFdwConverter *conv, Relation rel);
 extern void wcfdw_converter_copy(const WcFdwConverter *from, WcFdwConverter *to,
 								 MemoryContext cxt);
+extern int64 wcfdw_intkey_value(Datum d, int keylen);
+extern size_t wcfdw_intkey_encode(int keylen, int64 v, uint8 *buf);
+extern Datum wcfdw_intkey_to_datum(const WcFdwColumn *col, const char *relname,
+								   const uint8 *data, size_t len);
 extern Datum wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field,
 								  const uint8 *data, size_t len);
 extern Datum wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,

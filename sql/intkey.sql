@@ -1,0 +1,177 @@
+--
+-- intkey: smallint, integer and bigint rowkeys (stored big-endian with the
+-- sign bit flipped, as Apache Phoenix stores its integer keys: the bytes sort
+-- as the numbers), compared with ordinary tables of the same rows
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS widecol_fdw;
+CREATE SERVER IF NOT EXISTS wide FOREIGN DATA WRAPPER widecol_fdw;
+RESET client_min_messages;
+
+-- pgbench's accounts as a wide table, and as pgbench makes it
+CREATE FOREIGN TABLE accounts (
+    rowkey   int,
+    bid      int  OPTIONS (cell 'a:bid'),
+    abalance int  OPTIONS (cell 'a:abalance'),
+    filler   text OPTIONS (cell 'a:filler')
+) SERVER wide OPTIONS (families 'a');
+CREATE TABLE accounts_heap (aid int PRIMARY KEY, bid int, abalance int, filler text);
+
+-- negative keys, zero, the extremes, in an order that is not the keys'
+INSERT INTO accounts_heap
+SELECT k, k % 7, (k % 1000) * 3, 'f' || k
+  FROM (SELECT unnest(ARRAY[-2147483648, 2147483647, -1, 0, 1, 255, 256, -256, 65536, -65537]) AS k
+        UNION ALL SELECT g * 37 - 500 FROM generate_series(1, 60) g) s;
+INSERT INTO accounts SELECT * FROM accounts_heap;
+SELECT count(*) FROM accounts;
+
+-- the same rows, in the same order: the store's order is the numbers'
+CREATE FUNCTION same(q_wide text, q_heap text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    a text;
+    b text;
+BEGIN
+    EXECUTE 'SELECT string_agg(t::text, '';'') FROM (' || q_wide || ') t' INTO a;
+    EXECUTE 'SELECT string_agg(t::text, '';'') FROM (' || q_heap || ') t' INTO b;
+    IF a IS DISTINCT FROM b THEN
+        RETURN 'DIFFERENT: ' || coalesce(a, '<none>') || ' | ' || coalesce(b, '<none>');
+    END IF;
+    RETURN 'same (' || coalesce(length(a), 0) || ' chars)';
+END $$;
+
+SELECT same('SELECT * FROM accounts', 'SELECT * FROM accounts_heap ORDER BY aid');
+SELECT rowkey FROM accounts ORDER BY rowkey LIMIT 5;
+SELECT rowkey FROM accounts ORDER BY rowkey DESC LIMIT 3;
+
+-- conditions on the key: each pushed down (the plans below), each the ordinary table's answer
+SELECT q, same(replace(q, 'K', 'rowkey') || ' ORDER BY 1',
+               replace(replace(q, 'accounts', 'accounts_heap'), 'K', 'aid') || ' ORDER BY 1')
+  FROM unnest(ARRAY[
+    'SELECT * FROM accounts WHERE K = 0',
+    'SELECT * FROM accounts WHERE K = -1',
+    'SELECT * FROM accounts WHERE K = 2147483647',
+    'SELECT * FROM accounts WHERE K = -2147483648',
+    'SELECT * FROM accounts WHERE K = 5000000000',
+    'SELECT * FROM accounts WHERE K = 1::smallint',
+    'SELECT * FROM accounts WHERE K = 256::bigint',
+    'SELECT * FROM accounts WHERE K < 0',
+    'SELECT * FROM accounts WHERE K <= -256',
+    'SELECT * FROM accounts WHERE K > 1000',
+    'SELECT * FROM accounts WHERE K >= 2147483647',
+    'SELECT * FROM accounts WHERE K > 2147483647',
+    'SELECT * FROM accounts WHERE K < -2147483648',
+    'SELECT * FROM accounts WHERE K < 9999999999',
+    'SELECT * FROM accounts WHERE K > -9999999999 AND K < -300',
+    'SELECT * FROM accounts WHERE K BETWEEN -500 AND 500',
+    'SELECT * FROM accounts WHERE K BETWEEN 500 AND -500',
+    'SELECT * FROM accounts WHERE K IN (-1, 1, 3, 1, 5000000000, NULL, 65536)',
+    'SELECT * FROM accounts WHERE K = ANY (ARRAY[-65537, 255, 256]::bigint[])',
+    'SELECT * FROM accounts WHERE K < -100 OR K > 1500 OR K = 0',
+    'SELECT * FROM accounts WHERE (K >= 0 AND K < 300) OR K IN (-1, -2147483648)',
+    'SELECT * FROM accounts WHERE K IS NULL',
+    'SELECT * FROM accounts WHERE K = NULL::int',
+    'SELECT * FROM accounts WHERE K % 2 = 0 AND K > 100',
+    'SELECT count(*), sum(abalance), min(K), max(K) FROM accounts WHERE K > -1000'
+  ]) q;
+
+EXPLAIN (COSTS OFF) SELECT * FROM accounts WHERE rowkey = 5;
+EXPLAIN (COSTS OFF) SELECT * FROM accounts WHERE rowkey IN (3, 1, 2);
+EXPLAIN (COSTS OFF) SELECT * FROM accounts WHERE rowkey >= -10 AND rowkey < 10::bigint;
+EXPLAIN (COSTS OFF) SELECT * FROM accounts WHERE rowkey BETWEEN 1 AND 10 ORDER BY rowkey;
+EXPLAIN (COSTS OFF) SELECT * FROM accounts ORDER BY rowkey DESC LIMIT 3;
+
+-- prepared statements, custom and generic plans (pgbench -M prepared)
+PREPARE get(int) AS SELECT abalance FROM accounts WHERE rowkey = $1;
+PREPARE upd(int, int) AS UPDATE accounts SET abalance = abalance + $2 WHERE rowkey = $1;
+PREPARE upd_heap(int, int) AS UPDATE accounts_heap SET abalance = abalance + $2 WHERE aid = $1;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE get(7);
+EXECUTE upd(-1, 10); EXECUTE upd_heap(-1, 10);
+EXECUTE upd(2147483647, -5); EXECUTE upd_heap(2147483647, -5);
+EXECUTE upd(12345, 1); EXECUTE upd_heap(12345, 1);
+EXECUTE get(-1);
+RESET plan_cache_mode;
+EXECUTE upd(0, 3); EXECUTE upd_heap(0, 3);
+SELECT same('SELECT * FROM accounts', 'SELECT * FROM accounts_heap ORDER BY aid');
+
+-- pgbench's transaction (tpcb-like, on accounts), then DELETE, UPDATE of the key, RETURNING
+BEGIN;
+UPDATE accounts SET abalance = abalance + 42 WHERE rowkey = 256;
+UPDATE accounts_heap SET abalance = abalance + 42 WHERE aid = 256;
+SELECT abalance FROM accounts WHERE rowkey = 256;
+COMMIT;
+DELETE FROM accounts WHERE rowkey < -1000 RETURNING rowkey;
+DELETE FROM accounts_heap WHERE aid < -1000;
+UPDATE accounts SET rowkey = rowkey + 100000 WHERE rowkey BETWEEN 1 AND 100 RETURNING rowkey, bid;
+UPDATE accounts_heap SET aid = aid + 100000 WHERE aid BETWEEN 1 AND 100;
+SELECT same('SELECT * FROM accounts', 'SELECT * FROM accounts_heap ORDER BY aid');
+
+-- an UPDATE that reads nothing of the row is a direct one; ANALYZE samples the rows
+EXPLAIN (COSTS OFF) UPDATE accounts SET filler = 'direct' WHERE rowkey = -1;
+UPDATE accounts SET filler = 'direct' WHERE rowkey IN (-1, 5000000000);
+UPDATE accounts_heap SET filler = 'direct' WHERE aid IN (-1, 5000000000);
+ANALYZE accounts;
+SELECT (SELECT reltuples FROM pg_class WHERE relname = 'accounts') = (SELECT count(*) FROM accounts) AS counted;
+
+-- joins: a parameterized scan of the key per outer row (the outer side's type may differ)
+CREATE TABLE picks (id bigint, note text);
+INSERT INTO picks VALUES (0, 'zero'), (-1, 'minus one'), (256, 'two five six'), (5000000000, 'too big'), (7, 'none');
+SET enable_hashjoin = off; SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT p.note, a.abalance FROM picks p JOIN accounts a ON a.rowkey = p.id;
+SELECT same('SELECT p.note, a.abalance FROM picks p JOIN accounts a ON a.rowkey = p.id ORDER BY 1',
+            'SELECT p.note, a.abalance FROM picks p JOIN accounts_heap a ON a.aid = p.id ORDER BY 1');
+RESET enable_hashjoin; RESET enable_mergejoin;
+
+-- COPY in and out
+COPY accounts (rowkey, bid, abalance, filler) FROM stdin;
+-7	1	2	copied
+7	3	4	\N
+\.
+SELECT * FROM accounts WHERE rowkey IN (-7, 7) ORDER BY rowkey;
+COPY (SELECT * FROM accounts WHERE rowkey BETWEEN -300 AND -200) TO stdout;
+
+-- INSERT ... ON CONFLICT DO NOTHING: a put if absent by the key
+INSERT INTO accounts VALUES (7, 9, 9, 'again'), (8, 9, 9, 'new') ON CONFLICT DO NOTHING RETURNING rowkey;
+
+-- smallint and bigint keys, a domain over int, a tall table
+CREATE FOREIGN TABLE small_keys (rowkey smallint, v text OPTIONS (cell 'f:v'))
+    SERVER wide OPTIONS (families 'f');
+INSERT INTO small_keys VALUES (-32768, 'min'), (32767, 'max'), (-1, 'm1'), (0, 'zero'), (1, 'one');
+SELECT * FROM small_keys;
+SELECT * FROM small_keys WHERE rowkey > -2 AND rowkey < 100000;
+SELECT * FROM small_keys WHERE rowkey IN (32767, 40000, -40000);
+SELECT * FROM small_keys WHERE rowkey < -32768;
+CREATE DOMAIN account_id AS bigint CHECK (VALUE <> 13);
+CREATE FOREIGN TABLE big_keys (rowkey account_id, family text, qualifier text, ts bigint, value text)
+    SERVER wide OPTIONS (families 'f');
+INSERT INTO big_keys VALUES (-9223372036854775808, 'f', 'q', 1, 'min'),
+                            (9223372036854775807, 'f', 'q', 1, 'max'),
+                            (-1, 'f', 'q', 1, 'm1'), (0, 'f', 'q', 1, 'zero'), (1, 'f', 'q', 1, 'one');
+SELECT rowkey, value FROM big_keys;
+SELECT rowkey, value FROM big_keys WHERE rowkey >= 0;
+SELECT rowkey, value FROM big_keys WHERE rowkey < 0 ORDER BY rowkey DESC;
+INSERT INTO big_keys VALUES (13, 'f', 'q', 1, 'x');
+
+-- a tall table of another key type over the same store: the key's bytes, or an error
+CREATE FOREIGN TABLE accounts_bytes (rowkey bytea, family text, qualifier text, ts bigint, value bytea)
+    SERVER wide OPTIONS (store 'accounts');
+SELECT rowkey, qualifier, value FROM accounts_bytes WHERE rowkey = '\x80000000' ORDER BY qualifier, ts DESC;
+CREATE FOREIGN TABLE accounts_big (rowkey bigint, family text, qualifier text, value bytea)
+    SERVER wide OPTIONS (store 'accounts');
+SELECT * FROM accounts_big LIMIT 1;
+INSERT INTO accounts_bytes VALUES ('\x0102', 'a', 'bid', 1, '\x00000001');
+SELECT * FROM accounts WHERE rowkey > 0 LIMIT 1;
+DELETE FROM accounts_bytes WHERE rowkey = '\x0102';
+SELECT count(*) FROM accounts;
+SELECT same('SELECT * FROM accounts WHERE rowkey NOT IN (-7, 7, 8)', 'SELECT * FROM accounts_heap ORDER BY aid');
+
+-- bad input
+CREATE FOREIGN TABLE bad_key (rowkey numeric, v text OPTIONS (cell 'f:v')) SERVER wide OPTIONS (families 'f');
+CREATE FOREIGN TABLE bad_key (rowkey int[], family text, value text) SERVER wide OPTIONS (families 'f');
+INSERT INTO accounts VALUES (NULL, 1, 1, 'x');
+
+DROP FOREIGN TABLE accounts_bytes, accounts_big, big_keys, small_keys;
+DROP DOMAIN account_id;
+DROP FOREIGN TABLE accounts;
+DROP TABLE accounts_heap, picks;
+DROP FUNCTION same(text, text);
