@@ -1,7 +1,8 @@
 --
 -- intkey: smallint, integer and bigint rowkeys (stored big-endian with the
 -- sign bit flipped, as Apache Phoenix stores its integer keys: the bytes sort
--- as the numbers), compared with ordinary tables of the same rows
+-- as the numbers) and uuid rowkeys (their 16 bytes), compared with ordinary
+-- tables of the same rows
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS widecol_fdw;
@@ -246,6 +247,53 @@ SET enable_sort = off;
 SELECT fuzz(100);
 RESET enable_sort;
 SELECT same('SELECT * FROM accounts', 'SELECT * FROM accounts_heap ORDER BY aid');
+
+-- uuid keys: stored as their 16 bytes, whose order is uuid's
+CREATE FOREIGN TABLE sessions (
+    rowkey  uuid,
+    user_id int  OPTIONS (cell 's:user'),
+    data    text OPTIONS (cell 's:data')
+) SERVER wide OPTIONS (families 's');
+CREATE TABLE sessions_heap (id uuid PRIMARY KEY, user_id int, data text);
+INSERT INTO sessions_heap
+SELECT md5(g::text)::uuid, g, 'session ' || g FROM generate_series(1, 200) g
+UNION ALL VALUES ('00000000-0000-0000-0000-000000000000'::uuid, 0, 'nil'),
+                 ('ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid, -1, 'max');
+INSERT INTO sessions SELECT * FROM sessions_heap;
+SELECT same('SELECT * FROM sessions', 'SELECT * FROM sessions_heap ORDER BY id');
+SELECT rowkey, data FROM sessions ORDER BY rowkey DESC LIMIT 2;
+SELECT * FROM sessions WHERE rowkey = 'c4ca4238-a0b9-2382-0dcc-509a6f75849b';
+EXPLAIN (COSTS OFF) SELECT * FROM sessions WHERE rowkey >= 'c0000000-0000-0000-0000-000000000000' ORDER BY rowkey LIMIT 3;
+SELECT q, same(replace(q, 'K', 'rowkey') || ' ORDER BY 1',
+               replace(replace(q, 'sessions', 'sessions_heap'), 'K', 'id') || ' ORDER BY 1')
+  FROM unnest(ARRAY[
+    'SELECT * FROM sessions WHERE K = md5(''7'')::uuid',
+    'SELECT * FROM sessions WHERE K < ''10000000-0000-0000-0000-000000000000''',
+    'SELECT * FROM sessions WHERE K > ''fe000000-0000-0000-0000-000000000000''',
+    'SELECT * FROM sessions WHERE K BETWEEN ''40000000-0000-0000-0000-000000000000'' AND ''48000000-0000-0000-0000-000000000000''',
+    'SELECT * FROM sessions WHERE K IN (md5(''1'')::uuid, md5(''2'')::uuid, md5(''999'')::uuid, NULL)',
+    'SELECT * FROM sessions WHERE K = ANY (ARRAY[md5(''3'')::uuid, ''ffffffff-ffff-ffff-ffff-ffffffffffff''])',
+    'SELECT * FROM sessions WHERE K <= ''00000000-0000-0000-0000-000000000000'' OR K >= ''f8000000-0000-0000-0000-000000000000''',
+    'SELECT count(*), sum(user_id) FROM sessions WHERE K >= ''80000000-0000-0000-0000-000000000000'''
+  ]) q;
+CREATE TABLE session_picks AS SELECT md5(g::text)::uuid AS id FROM generate_series(195, 205) g;
+ANALYZE session_picks, sessions;
+SET enable_hashjoin = off; SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT s.data FROM session_picks p JOIN sessions s ON s.rowkey = p.id;
+SELECT same('SELECT s.data FROM session_picks p JOIN sessions s ON s.rowkey = p.id ORDER BY 1',
+            'SELECT s.data FROM session_picks p JOIN sessions_heap s ON s.id = p.id ORDER BY 1');
+RESET enable_hashjoin; RESET enable_mergejoin;
+UPDATE sessions SET data = data || '!' WHERE rowkey < '20000000-0000-0000-0000-000000000000';
+UPDATE sessions_heap SET data = data || '!' WHERE id < '20000000-0000-0000-0000-000000000000';
+DELETE FROM sessions WHERE rowkey IN (md5('10')::uuid, md5('11')::uuid);
+DELETE FROM sessions_heap WHERE id IN (md5('10')::uuid, md5('11')::uuid);
+INSERT INTO sessions VALUES (md5('12')::uuid, 12, 'again'), (md5('11')::uuid, 11, 'back') ON CONFLICT DO NOTHING;
+INSERT INTO sessions_heap VALUES (md5('12')::uuid, 12, 'again'), (md5('11')::uuid, 11, 'back') ON CONFLICT DO NOTHING;
+SELECT same('SELECT * FROM sessions', 'SELECT * FROM sessions_heap ORDER BY id');
+CREATE FOREIGN TABLE sessions_int (rowkey int, family text, value bytea) SERVER wide OPTIONS (store 'sessions');
+SELECT * FROM sessions_int LIMIT 1;
+DROP FOREIGN TABLE sessions_int, sessions;
+DROP TABLE sessions_heap, session_picks;
 
 -- bad input
 CREATE FOREIGN TABLE bad_key (rowkey numeric, v text OPTIONS (cell 'f:v')) SERVER wide OPTIONS (families 'f');

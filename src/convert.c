@@ -23,6 +23,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/uuid.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
@@ -50,13 +51,15 @@ wcfdw_repr_for(WcFdwField field, Oid typid, const char *relname)
 		case WCF_ROWKEY:
 			if (base == INT2OID || base == INT4OID || base == INT8OID)
 				return WCR_INTKEY;
+			if (base == UUIDOID)
+				return WCR_UUIDKEY;
 			/* fall through */
 		case WCF_QUALIFIER:
 			if (is_text)
 				return WCR_TEXT;
 			if (is_bytea)
 				return WCR_BYTEA;
-			allowed = field == WCF_ROWKEY ? "text, varchar, bytea, smallint, integer or bigint" :
+			allowed = field == WCF_ROWKEY ? "text, varchar, bytea, smallint, integer, bigint or uuid" :
 				"text, varchar or bytea";
 			break;
 		case WCF_FAMILY:
@@ -139,12 +142,14 @@ wcfdw_compute_columns(Relation rel, WcFdwColumns *cols)
 		cols->f[f].repr = wcfdw_repr_for(f, att->atttypid, relname);
 		if (cols->f[f].repr == WCR_INTKEY)
 			cols->f[f].keylen = get_typlen(getBaseType(att->atttypid));
+		else if (cols->f[f].repr == WCR_UUIDKEY)
+			cols->f[f].keylen = UUID_LEN;
 	}
 	if (cols->f[WCF_ROWKEY].attnum == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_COLUMN_NAME_NOT_FOUND),
 				 errmsg("foreign table \"%s\" has no column \"rowkey\"", relname),
-				 errhint("A widecol_fdw table needs a column rowkey of type text, varchar, bytea, smallint, integer or bigint.")));
+				 errhint("A widecol_fdw table needs a column rowkey of type text, varchar, bytea, smallint, integer, bigint or uuid.")));
 }
 
 /*
@@ -176,6 +181,7 @@ wcfdw_column_is_byte_ordered(const WcFdwColumn *col)
 		case WCR_INT8:
 		case WCR_TIMESTAMPTZ:
 		case WCR_INTKEY:
+		case WCR_UUIDKEY:
 			return true;
 		case WCR_TEXT:
 			return OidIsValid(col->collid) && lc_collate_is_c(col->collid);
@@ -415,8 +421,8 @@ wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field, const uint8 *data, 
 {
 	WcFdwColumn *col = &conv->cols.f[field];
 
-	if (col->repr == WCR_INTKEY)
-		return wcfdw_intkey_to_datum(col, conv->relname, data, len);
+	if (col->repr == WCR_INTKEY || col->repr == WCR_UUIDKEY)
+		return wcfdw_fixed_key_to_datum(col, conv->relname, data, len);
 	if (col->repr == WCR_NONE || col->repr == WCR_INT8 || col->repr == WCR_TIMESTAMPTZ)
 		elog(ERROR, "unexpected representation %d of column %s", col->repr,
 			 wcfdw_field_names[field]);
@@ -465,13 +471,13 @@ wcfdw_intkey_encode(int keylen, int64 v, uint8 *buf)
 }
 
 /*
- * wcfdw_intkey_to_datum
- *		The stored bytes of an integer rowkey as its column's Datum; bytes of
- *		another length (a store another table of another rowkey type wrote)
- *		are an error
+ * wcfdw_fixed_key_to_datum
+ *		The stored bytes of an integer or uuid rowkey as its column's Datum;
+ *		bytes of another length (a store another table of another rowkey type
+ *		wrote) are an error
  */
 Datum
-wcfdw_intkey_to_datum(const WcFdwColumn *col, const char *relname, const uint8 *data, size_t len)
+wcfdw_fixed_key_to_datum(const WcFdwColumn *col, const char *relname, const uint8 *data, size_t len)
 {
 	uint64		u = 0;
 	size_t		i;
@@ -484,6 +490,13 @@ wcfdw_intkey_to_datum(const WcFdwColumn *col, const char *relname, const uint8 *
 				 errdetail("A rowkey of type %s is stored in %d bytes.", format_type_be(col->typid),
 						   col->keylen),
 				 errhint("Tables sharing a store must declare the same rowkey type (or bytea).")));
+	if (col->repr == WCR_UUIDKEY)
+	{
+		pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
+
+		memcpy(uuid->data, data, UUID_LEN);
+		return UUIDPGetDatum(uuid);
+	}
 	for (i = 0; i < len; i++)
 		u = (u << 8) | data[i];
 	u ^= (uint64) 1 << (len * 8 - 1);
@@ -623,6 +636,12 @@ wcfdw_datum_to_bytes(WcFdwConverter *conv, WcFdwField field, Datum d,
 
 		*len = wcfdw_intkey_encode(col->keylen, wcfdw_intkey_value(d, col->keylen), buf);
 		*data = buf;
+		return;
+	}
+	if (col->repr == WCR_UUIDKEY)
+	{
+		*data = DatumGetUUIDP(d)->data;
+		*len = UUID_LEN;
 		return;
 	}
 	if (col->repr != WCR_TEXT && col->repr != WCR_BYTEA && col->repr != WCR_BINARY)

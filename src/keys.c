@@ -33,6 +33,7 @@
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
+#include "utils/uuid.h"
 
 #include "widecol_fdw.h"
 
@@ -61,6 +62,20 @@ wcfdw_bytes_qsort_cmp(const void *a, const void *b)
 	return wcfdw_bytes_cmp(x->data, x->len, y->data, y->len);
 }
 
+/* the bytes a key value is compared as: a varlena's, a uuid's */
+typedef WcFdwBytes (*WcFdwBytesOf) (Datum d);
+
+static WcFdwBytes
+wcfdw_uuid_bytes(Datum d)
+{
+	WcFdwBytes	b;
+
+	b.len = UUID_LEN;
+	b.data = palloc(UUID_LEN);
+	memcpy(b.data, DatumGetUUIDP(d)->data, UUID_LEN);
+	return b;
+}
+
 static WcFdwBytes
 wcfdw_varlena_bytes(Datum d)
 {
@@ -75,7 +90,7 @@ wcfdw_varlena_bytes(Datum d)
 
 /* Sorted, de-duplicated values of an array Datum (NULL elements dropped). */
 static WcFdwBytes *
-wcfdw_array_bytes(Datum arr, int *n)
+wcfdw_array_bytes(Datum arr, int *n, WcFdwBytesOf bytes_of)
 {
 	ArrayType  *a = DatumGetArrayTypeP(arr);
 	int16		elmlen;
@@ -93,7 +108,7 @@ wcfdw_array_bytes(Datum arr, int *n)
 	out = palloc(sizeof(WcFdwBytes) * Max(nelems, 1));
 	for (i = 0; i < nelems; i++)
 		if (!nulls[i])
-			out[k++] = wcfdw_varlena_bytes(elems[i]);
+			out[k++] = bytes_of(elems[i]);
 	if (k > 1)
 	{
 		int			j = 0;
@@ -441,7 +456,7 @@ wcfdw_like_range(WcFdwBytes pattern)
  *		allows, for the value d (an array for IN and the ANY kinds)
  */
 static List *
-wcfdw_leaf_ranges(WcFdwCondKind kind, Datum d)
+wcfdw_leaf_ranges(WcFdwCondKind kind, Datum d, WcFdwBytesOf bytes_of)
 {
 	WcFdwBytes	none = {NULL, 0};
 	WcFdwBytes *vals;
@@ -455,7 +470,7 @@ wcfdw_leaf_ranges(WcFdwCondKind kind, Datum d)
 		case WCK_IN:
 		case WCK_LIKE_ANY:
 		case WCK_PREFIX_ANY:
-			vals = wcfdw_array_bytes(d, &nvals);
+			vals = wcfdw_array_bytes(d, &nvals, bytes_of);
 			for (k = 0; k < nvals; k++)
 			{
 				if (kind == WCK_IN)
@@ -471,7 +486,7 @@ wcfdw_leaf_ranges(WcFdwCondKind kind, Datum d)
 		default:
 			break;
 	}
-	v = wcfdw_varlena_bytes(d);
+	v = bytes_of(d);
 	switch (kind)
 	{
 		case WCK_EQ:
@@ -639,7 +654,8 @@ wcfdw_rowkey_node_ranges(WcFdwCondExec *conds, int *i, ExprContext *econtext,
 		return NIL;
 	if (rowkey->repr == WCR_INTKEY)
 		return wcfdw_intkey_ranges(c->kind, d, c->exprtype, rowkey->keylen);
-	return wcfdw_leaf_ranges(c->kind, d);
+	return wcfdw_leaf_ranges(c->kind, d,
+							 rowkey->repr == WCR_UUIDKEY ? wcfdw_uuid_bytes : wcfdw_varlena_bytes);
 }
 
 /*
@@ -760,7 +776,7 @@ wcfdw_compute_keys(WcFdwCondExec *conds, int nconds, ExprContext *econtext,
 
 		/* byte-string fields: the values */
 		if (c->kind == WCK_IN)
-			vals = wcfdw_array_bytes(d, &nvals);
+			vals = wcfdw_array_bytes(d, &nvals, wcfdw_varlena_bytes);
 		else
 		{
 			vals = palloc(sizeof(WcFdwBytes));

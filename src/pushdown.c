@@ -164,6 +164,11 @@ wcfdw_classify_op(Oid opno, Oid inputcollid, const WcFdwColumn *col, WcFdwField 
 			if (!wcfdw_is_integer_type(ltype) || !wcfdw_is_integer_type(rtype))
 				return 0;
 			return get_op_opfamily_strategy(opno, INTEGER_BTREE_FAM_OID);
+		case WCR_UUIDKEY:
+			if (ltype != UUIDOID || rtype != UUIDOID)
+				return 0;
+			return get_op_opfamily_strategy(opno,
+											lookup_type_cache(UUIDOID, TYPECACHE_BTREE_OPFAMILY)->btree_opf);
 		case WCR_TIMESTAMPTZ:
 			if (ltype != TIMESTAMPTZOID || rtype != TIMESTAMPTZOID)
 				return 0;

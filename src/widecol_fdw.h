@@ -78,9 +78,11 @@ typedef enum WcFdwRepr
 	WCR_INT8,					/* ts as bigint milliseconds */
 	WCR_TIMESTAMPTZ,			/* ts as timestamptz (ms precision) */
 	WCR_BINARY,					/* value of any other type: send/receive form */
-	WCR_INTKEY					/* rowkey as smallint, int or bigint: big-endian,
+	WCR_INTKEY,					/* rowkey as smallint, int or bigint: big-endian,
 								 * sign bit flipped (Phoenix's), so that the
 								 * bytes sort as the numbers */
+	WCR_UUIDKEY					/* rowkey as uuid: its 16 bytes (uuid's order
+								 * is theirs) */
 } WcFdwRepr;
 
 typedef struct WcFdwColumn
@@ -90,7 +92,7 @@ typedef struct WcFdwColumn
 	int32		typmod;
 	Oid			collid;
 	WcFdwRepr	repr;
-	int			keylen;			/* WCR_INTKEY: 2, 4 or 8 bytes */
+	int			keylen;			/* WCR_INTKEY: 2, 4 or 8 bytes; WCR_UUIDKEY 16 */
 } WcFdwColumn;
 
 /*
@@ -150,8 +152,8 @@ extern void wcfdw_converter_copy(const WcFdwConverter *from, WcFdwConverter *to,
 								 MemoryContext cxt);
 extern int64 wcfdw_intkey_value(Datum d, int keylen);
 extern size_t wcfdw_intkey_encode(int keylen, int64 v, uint8 *buf);
-extern Datum wcfdw_intkey_to_datum(const WcFdwColumn *col, const char *relname,
-								   const uint8 *data, size_t len);
+extern Datum wcfdw_fixed_key_to_datum(const WcFdwColumn *col, const char *relname,
+									  const uint8 *data, size_t len);
 extern Datum wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field,
 								  const uint8 *data, size_t len);
 extern Datum wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
