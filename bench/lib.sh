@@ -35,3 +35,28 @@ check_so() {
     [ "$(md5sum <"$SOFILE")" = "$SOSUM" ] ||
         wc_die "$SOFILE was replaced during the run (another build installed it): run bench/$BENCH_NAME.sh again"
 }
+
+# median X...: the median of the numbers given
+median() {
+    printf '%s\n' "$@" | sort -g |
+        awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# bench_pgbench CLIENTS ARG...: $PGBENCH ARG...  With one client and BENCH_PIN set, pgbench and
+# the backend it starts run on CPU 0 (the postmaster's affinity, which a new backend inherits,
+# set for the run and given back after): a client and its backend hand each other every
+# message, and on two CPUs each hand-over waits for the other CPU to wake, which on the 2-CPU
+# VM made one client's reads 3-4 times slower and their rate a matter of where the scheduler
+# put the two processes (BENCHMARKS.md, YCSB).
+bench_pgbench() {
+    local clients=$1 rc=0
+    shift
+    if [ -z "${BENCH_PIN:-}" ] || [ "$clients" -ne 1 ]; then
+        "$PGBENCH" "$@"
+        return
+    fi
+    taskset -p -c 0 "$(wc_postmaster_pid)" >/dev/null
+    taskset -c 0 "$PGBENCH" "$@" || rc=$?
+    taskset -p -c "0-$(( $(nproc) - 1 ))" "$(wc_postmaster_pid)" >/dev/null
+    return $rc
+}

@@ -9,6 +9,8 @@
 #   --reps R         runs of every measurement, the two tables alternating; the median is kept [3]
 #   --clients LIST   comma-separated pgbench client counts [1,8]
 #   --scripts LIST   pgbench built-in scripts [select-only,simple-update,tpcb-like]
+#   --no-pin         leave one-client runs where the scheduler puts them [pgbench and the server
+#                    on CPU 0, as bench/ycsb.sh does: see there]
 #
 # About 3 minutes with the defaults on a 2-core machine.  pgbench -i makes its four tables; the
 # accounts are copied into `accounts_wc (rowkey int, bid, abalance, filler: cells of family a)`,
@@ -28,6 +30,7 @@ SECONDS_PER_RUN=5
 REPS=3
 CLIENTS=1,8
 SCRIPTS=select-only,simple-update,tpcb-like
+BENCH_PIN=1
 ARGS="$*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -36,7 +39,8 @@ while [ $# -gt 0 ]; do
         --reps)    REPS=$2; shift 2 ;;
         --clients) CLIENTS=$2; shift 2 ;;
         --scripts) SCRIPTS=$2; shift 2 ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --no-pin)  BENCH_PIN=; shift ;;
+        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) wc_die "unknown option $1 (try --help)" ;;
     esac
 done
@@ -66,10 +70,6 @@ checkpoint_timeout = '30min'"
 wc_cluster_start || wc_die "could not start a cluster"
 wc_say "cluster in $WC_CLUSTER_DIR (port $PGPORT)"
 sql() { wc_psql "$@"; }
-median() {
-    printf '%s\n' "$@" | sort -g |
-        awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 
 wc_say "pgbench -i -s $SCALE, and the accounts copied into a wide table"
 "$PGBENCH" -i -q -s "$SCALE" >"$WC_CLUSTER_DIR/init.log" 2>&1 || { cat "$WC_CLUSTER_DIR/init.log"; wc_die "pgbench -i failed"; }
@@ -102,7 +102,7 @@ use() {   # use heap|wc: what pgbench_accounts shows
 tps() {   # tps heap|wc SCRIPT CLIENTS SECONDS
     local log=$WC_CLUSTER_DIR/pgbench.log
     use "$1"
-    if ! "$PGBENCH" -n -M prepared -b "$2" -c "$3" -j "$3" -T "$4" >"$log" 2>&1; then
+    if ! bench_pgbench "$3" -n -M prepared -b "$2" -c "$3" -j "$3" -T "$4" >"$log" 2>&1; then
         tail -n 20 "$log" >&2
         wc_die "pgbench, $2 on $1, $3 client(s), failed"
     fi
@@ -142,11 +142,12 @@ ELAPSED=$(( $(date +%s) - T0 ))
     echo "widecol_fdw pgbench benchmark -- $(date -u '+%Y-%m-%d %H:%M UTC'), commit $BENCH_COMMIT"
     echo "machine: $(nproc) CPUs, $(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, PostgreSQL $(sql -c "SHOW server_version")"
     echo "load average at the start: $LOAD_START; at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "command: bash bench/tpcb.sh --scale $SCALE --seconds $SECONDS_PER_RUN --reps $REPS --clients $CLIENTS --scripts $SCRIPTS  (run time ${ELAPSED}s)"
+    echo "command: bash bench/tpcb.sh --scale $SCALE --seconds $SECONDS_PER_RUN --reps $REPS --clients $CLIENTS --scripts $SCRIPTS$([ -n "$BENCH_PIN" ] || echo " --no-pin")  (run time ${ELAPSED}s)"
     echo "pgbench -n -M prepared -b SCRIPT -c C -j C -T $SECONDS_PER_RUN; pgbench_accounts a view over"
     echo "  ordinary: accounts_heap, pgbench's own table (aid int PRIMARY KEY, bid, abalance, filler)"
     echo "  widecol:  accounts_wc (rowkey int, bid, abalance, filler: cells 'a:...'), max_versions 1, as rowkey AS aid"
     echo "tellers, branches, history: ordinary tables for both; each tps the median of $REPS runs, tables alternating"
+    [ -n "$BENCH_PIN" ] && echo "one client: pgbench and its backend on CPU 0 (taskset; --no-pin: where the scheduler puts them)"
     echo
     printf '%-16s %8s %12s %12s %7s\n' script clients ordinary widecol ratio
     printf '%-16s %8s %12s %12s %7s\n' ------ ------- -------- ------- -----

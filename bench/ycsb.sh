@@ -11,6 +11,8 @@
 #   --clients LIST   comma-separated pgbench client counts [1,8]
 #   --workloads LIST which of a,b,c,d,e,f, run in this order [a,b,c,f,d,e: YCSB's suggested order]
 #   --no-ceiling     leave out the runs with no table (below) [they run]
+#   --no-pin         leave one-client runs where the scheduler puts them [pgbench and the server
+#                    on one CPU: see below]
 #
 # 10-11 minutes with the defaults on a 2-core machine; a quick run (about 3 minutes):
 #   bash bench/ycsb.sh --records 20000 --seconds 3 --reps 1
@@ -20,6 +22,12 @@
 # writes its bytes to the WAL as a transactional message (its commit waits for the flush as
 # an update's does), a scan returns its rows from generate_series.  That is what a storage
 # costing nothing would reach; ceiling = no table / ordinary, the most any table could gain.
+#
+# One client's runs put pgbench and the server's new backends on CPU 0 (taskset): a client and
+# its backend hand each other every message, and on two CPUs each hand-over waits for the other
+# CPU to wake (on this 2-CPU VM 10-13k reads/s against 40k on one CPU, for both tables alike),
+# so unpinned one-client figures say more about where the scheduler put the two processes
+# than about either table.
 #
 # Installs what it needs (pgbench), builds the extension from a copy of the tree and installs it
 # (WC_DESTDIR=DIR for a private installation, see scripts/lib.sh), starts a throw-away cluster,
@@ -37,6 +45,7 @@ REPS=3
 CLIENTS=1,8
 WORKLOADS=a,b,c,f,d,e
 CEILING=1
+BENCH_PIN=1
 ARGS="$*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -46,7 +55,8 @@ while [ $# -gt 0 ]; do
         --clients)   CLIENTS=$2; shift 2 ;;
         --workloads) WORKLOADS=$2; shift 2 ;;
         --no-ceiling) CEILING=; shift ;;
-        -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --no-pin) BENCH_PIN=; shift ;;
+        -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) wc_die "unknown option $1 (try --help)" ;;
     esac
 done
@@ -89,10 +99,6 @@ sql() { wc_psql "$@"; }
 timed_ms() {
     { echo '\timing on'; printf '%s\n' "$1"; } | "$WC_PGBIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 |
         awk '/^Time: / { s += $2 } END { printf "%.1f\n", s }'
-}
-median() {
-    printf '%s\n' "$@" | sort -g |
-        awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 NOTES=$(mktemp /tmp/widecol-ycsb-notes.XXXXXX)
 wc_on_exit "rm -f '$NOTES' '$BUILDLOG'"
@@ -286,7 +292,7 @@ sql -c "SELECT setval('seq_heap', $RECORDS, false), setval('seq_wc', $RECORDS, f
 tps() {
     local log=$WORK/pgbench.log n
     n=$(newest "$2")
-    if ! "$PGBENCH" -n -M prepared -c "$3" -j "$3" -T "$4" -D n="$n" -f "$WORK/$1-$2.sql" >"$log" 2>&1; then
+    if ! bench_pgbench "$3" -n -M prepared -c "$3" -j "$3" -T "$4" -D n="$n" -f "$WORK/$1-$2.sql" >"$log" 2>&1; then
         tail -n 20 "$log" >&2
         grep -E 'ERROR|FATAL|PANIC|WARNING' "$WC_CLUSTER_DIR/server.log" | tail -n 20 >&2
         wc_die "pgbench, workload $1 on $2, $3 client(s), failed (its output and the server's errors are above)"
@@ -360,12 +366,13 @@ PGVER=$(sql -c "SHOW server_version")
     echo "widecol_fdw YCSB benchmark -- $(date -u '+%Y-%m-%d %H:%M UTC'), commit $BENCH_COMMIT"
     echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, Linux $(uname -r), PostgreSQL $PGVER"
     echo "load average at the start: $LOAD_START; at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "command: bash bench/ycsb.sh --records $RECORDS --seconds $SECONDS_PER_RUN --reps $REPS --clients $CLIENTS --workloads $WORKLOADS  (run time ${ELAPSED}s)"
+    echo "command: bash bench/ycsb.sh --records $RECORDS --seconds $SECONDS_PER_RUN --reps $REPS --clients $CLIENTS --workloads $WORKLOADS$([ -n "$CEILING" ] || echo " --no-ceiling")$([ -n "$BENCH_PIN" ] || echo " --no-pin")  (run time ${ELAPSED}s)"
     echo "data: $RECORDS records, 10 fields x 100 random characters; keys 'user' + 10 digits, hashed insert order"
     echo "ordinary = usertable (ycsb_key varchar PRIMARY KEY, field0..field9 text), YCSB's JDBC binding table"
     echo "server: shared_buffers = 1GB (the ordinary table's cache), widecol_fdw.block_cache_size = 512MB (widecol's)"
     echo "widecol  = usertable_wc (rowkey varchar, fieldN text OPTIONS (cell 'f:fieldN')), families 'f', max_versions '1'"
     echo "both: pgbench -n -M prepared -c C -j C -T $SECONDS_PER_RUN, the same scripts, zipfian keys (random_zipfian s=1.01);"
+    [ -n "$BENCH_PIN" ] && echo "      one client: pgbench and its backend on CPU 0 (taskset; --no-pin: where the scheduler puts them)"
     echo "      each tps the median of $REPS runs, tables alternating; fsync and synchronous_commit on; ratio = widecol / ordinary"
     [ -n "$CEILING" ] && echo "no table = the same scripts with no table behind them (a row of constants for a read, the written bytes as a WAL
       message for an update or insert, generate_series for a scan): what a storage costing nothing reaches;
