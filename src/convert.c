@@ -34,6 +34,9 @@ const char *const wcfdw_field_names[WCF_NFIELDS] = {
 	"rowkey", "family", "qualifier", "ts", "value"
 };
 
+static Datum wcfdw_fixed_key_to_datum(const WcFdwColumn *col, const char *relname,
+									 const uint8 *data, size_t len);
+
 /* microseconds between 1970-01-01 and 2000-01-01 */
 #define WCFDW_EPOCH_DIFF_US \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
@@ -431,13 +434,13 @@ wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field, const uint8 *data, 
 }
 
 /*
- * wcfdw_intkey_value
- *		An integer rowkey's Datum (of a type keylen bytes wide) as int64
+ * wcfdw_int_datum_value
+ *		A smallint, int or bigint Datum (of a type width bytes wide) as int64
  */
 int64
-wcfdw_intkey_value(Datum d, int keylen)
+wcfdw_int_datum_value(Datum d, int width)
 {
-	switch (keylen)
+	switch (width)
 	{
 		case 2:
 			return DatumGetInt16(d);
@@ -476,7 +479,7 @@ wcfdw_intkey_encode(int keylen, int64 v, uint8 *buf)
  *		bytes of another length (a store another table of another rowkey type
  *		wrote) are an error
  */
-Datum
+static Datum
 wcfdw_fixed_key_to_datum(const WcFdwColumn *col, const char *relname, const uint8 *data, size_t len)
 {
 	uint64		u = 0;
@@ -634,7 +637,7 @@ wcfdw_datum_to_bytes(WcFdwConverter *conv, WcFdwField field, Datum d,
 	{
 		uint8	   *buf = palloc(8);
 
-		*len = wcfdw_intkey_encode(col->keylen, wcfdw_intkey_value(d, col->keylen), buf);
+		*len = wcfdw_intkey_encode(col->keylen, wcfdw_int_datum_value(d, col->keylen), buf);
 		*data = buf;
 		return;
 	}

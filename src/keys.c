@@ -270,15 +270,7 @@ wcfdw_prefix_range(WcFdwBytes p)
 static int64
 wcfdw_int_value(Datum d, Oid type)
 {
-	switch (type)
-	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-			return DatumGetInt32(d);
-		default:
-			return DatumGetInt64(d);
-	}
+	return wcfdw_int_datum_value(d, type == INT2OID ? 2 : (type == INT4OID ? 4 : 8));
 }
 
 /*

@@ -160,7 +160,7 @@ wcfdw_classify_op(Oid opno, Oid inputcollid, const WcFdwColumn *col, WcFdwField 
 				return 0;
 			return get_op_opfamily_strategy(opno, INTEGER_BTREE_FAM_OID);
 		case WCR_INTKEY:
-			/* an integer rowkey against any integer type (the key's bytes sort as it) */
+			/* an integer rowkey against any integer type (its bytes sort as the numbers) */
 			if (!wcfdw_is_integer_type(ltype) || !wcfdw_is_integer_type(rtype))
 				return 0;
 			return get_op_opfamily_strategy(opno, INTEGER_BTREE_FAM_OID);

@@ -740,14 +740,7 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 	{
 		AttrNumber	a = cols->f[WCF_ROWKEY].attnum;
 
-		if (cols->f[WCF_ROWKEY].repr == WCR_INTKEY || cols->f[WCF_ROWKEY].repr == WCR_UUIDKEY)
-			values[a - 1] = wcfdw_fixed_key_to_datum(&cols->f[WCF_ROWKEY], r->conv->relname,
-													 cur, cur_len);
-		else
-			values[a - 1] = wcfdw_value_from_bytes(cols->f[WCF_ROWKEY].repr,
-												   cols->f[WCF_ROWKEY].typid,
-												   cols->f[WCF_ROWKEY].typmod, NULL, InvalidOid,
-												   r->conv->relname, cur, cur_len);
+		values[a - 1] = wcfdw_bytes_to_datum(r->conv, WCF_ROWKEY, cur, cur_len);
 		isnull[a - 1] = false;
 	}
 	for (i = 0; i < cols->nwide; i++)

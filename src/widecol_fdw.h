@@ -150,10 +150,8 @@ typedef struct WcFdwConverter
 extern void wcfdw_converter_init(WcFdwConverter *conv, Relation rel);
 extern void wcfdw_converter_copy(const WcFdwConverter *from, WcFdwConverter *to,
 								 MemoryContext cxt);
-extern int64 wcfdw_intkey_value(Datum d, int keylen);
+extern int64 wcfdw_int_datum_value(Datum d, int width);
 extern size_t wcfdw_intkey_encode(int keylen, int64 v, uint8 *buf);
-extern Datum wcfdw_fixed_key_to_datum(const WcFdwColumn *col, const char *relname,
-									  const uint8 *data, size_t len);
 extern Datum wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field,
 								  const uint8 *data, size_t len);
 extern Datum wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
