@@ -127,7 +127,24 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT * FROM webtable WHERE rowkey LIKE 'com.cnn%';
 
 \echo
-\echo '== 14. The store: writes go to a log and an in-memory table; a flush writes sorted files,'
+\echo '== 14. A wide table over the same store: one SQL row per page, a column per cell, as Apache'
+\echo 'Phoenix and Hive show HBase tables.  A column holds the newest version of its cell; a jsonb'
+\echo 'column a whole family.  The tall table above still shows every version.'
+CREATE FOREIGN TABLE pages (
+    rowkey  text,
+    html    text  OPTIONS (cell 'contents:html'),
+    author  text  OPTIONS (cell 'people:author'),
+    anchors jsonb OPTIONS (cell 'anchor:*')
+) SERVER wide OPTIONS (store 'webtable');
+SELECT * FROM pages ORDER BY rowkey;
+\echo 'An UPDATE writes the cells of the columns it sets (one new version); NULL deletes a cell:'
+UPDATE pages SET author = 'Jane Roe' WHERE rowkey = 'com.cnn.www';
+UPDATE pages SET author = NULL WHERE rowkey = 'com.example.www';
+SELECT rowkey, author FROM pages WHERE rowkey IN ('com.cnn.www', 'com.example.www');
+SELECT rowkey, family, qualifier, value FROM webtable WHERE family = 'people';
+
+\echo
+\echo '== 15. The store: writes go to a log and an in-memory table; a flush writes sorted files,'
 \echo 'one per family; a major compaction merges them into one sorted run per family and drops'
 \echo 'what retention hides (the t3 version of the CNN page is gone from the contents file).'
 SELECT widecol_flush('webtable');

@@ -5,7 +5,8 @@
 #   2. builds and installs the extension (make -C engine && make && make install)
 #   3. starts a throw-away PostgreSQL 15 cluster in a temporary directory (not the system's)
 #   4. the webtable of the Bigtable paper (scripts/demo-webtable.sql): gets, prefix scans,
-#      time ranges, latest versions, a join, EXPLAIN, flush and compaction
+#      time ranges, latest versions, a join, EXPLAIN, a wide table (a row per rowkey) over
+#      the same store, flush and compaction
 #   5. loads 300,000 cells of time series with a progress line, and queries them
 #      (scripts/demo-metrics.sql)
 # The cluster and its directory are removed at the end, on failure and on Ctrl-C.
