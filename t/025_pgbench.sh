@@ -14,6 +14,12 @@
 # 2. Two sessions UPDATE all 3 cells of one row with their own value, over and over, while a
 #    third reads the row: every read, and the end state, shows the 3 cells carrying one
 #    writer's value of one iteration (a serial outcome), never a mix.
+# 3. pgbench's own tpcb-like script, 8 clients, with pgbench_accounts a view over a wide table
+#    with an integer rowkey (`rowkey AS aid`), while another session flushes and compacts:
+#    once with pgbench's built-in script (100,000 accounts), once with the same statements on
+#    20 hot accounts (the row locks of concurrent UPDATEs of one account).  Checked: every
+#    transaction processed, 0 failed, and pgbench's invariant, the accounts' balances summing
+#    to the tellers', the branches' and the history's deltas.
 # 500 transactions per pgbench client and 300 updates per writer; 3000 and 1000 with
 # WIDECOL_LONG=1.
 set -u
@@ -103,5 +109,53 @@ t_ok "every read of the row showed its 3 cells with one writer's value ($reads r
     test "$mixed" = 0 -a "$reads" -gt 0
 final=$(wc_psql -F ' ' -c "SELECT count(*), count(DISTINCT value), bool_and(value ~ '^[AB]-$nupd\$') FROM u WHERE rowkey = 'r'")
 t_is "$final" "3 1 t" "in the end the 3 cells carry the last value of one writer ($(wc_psql -c "SELECT min(value) FROM u"))"
+
+# --- 3. pgbench's tpcb-like on an integer-keyed wide table
+"$PGBENCH" -i -q -s 1 >"$work/init.out" 2>&1 || { cat "$work/init.out"; t_bail "pgbench -i"; }
+wc_psql <<'SQL' >/dev/null || t_bail "the wide accounts"
+CREATE FOREIGN TABLE accounts_wc (rowkey int, bid int OPTIONS (cell 'a:bid'), abalance int OPTIONS (cell 'a:abalance'),
+    filler char(84) OPTIONS (cell 'a:filler')) SERVER wide OPTIONS (families 'a');
+INSERT INTO accounts_wc SELECT aid, bid, abalance, filler FROM pgbench_accounts;
+DROP TABLE pgbench_accounts;
+CREATE VIEW pgbench_accounts AS SELECT rowkey AS aid, bid, abalance, filler FROM accounts_wc;
+SQL
+cat >"$work/hot.sql" <<'SQL'
+\set aid random(1, 20)
+\set bid 1
+\set tid random(1, 10)
+\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+SQL
+# tpcb WHAT PGBENCH-SCRIPT-OPTION
+tpcb() {
+    local maint rc processed failedtx
+    (for ((i = 0; i < 100000; i++)); do
+        echo "SELECT widecol_flush('accounts_wc'); SELECT widecol_compact('accounts_wc'); SELECT pg_sleep(0.3);"
+     done) | PGAPPNAME=maint "$WC_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -f - >/dev/null 2>"$work/maint-tpcb.err" &
+    maint=$!
+    pids+=($maint)
+    "$PGBENCH" -n -c 8 -j 2 -t "$ntx" $2 >"$work/tpcb.out" 2>"$work/tpcb.err"
+    rc=$?
+    kill "$maint" 2>/dev/null; wait "$maint" 2>/dev/null
+    processed=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' "$work/tpcb.out")
+    failedtx=$(sed -nE 's/^number of failed transactions: ([0-9]+).*/\1/p' "$work/tpcb.out")
+    t_ok "pgbench $1 on the wide accounts ran every transaction ($processed of $((8 * ntx))) with 0 failed (${failedtx:-?}), exit status $rc" \
+        test "$rc" = 0 -a "${processed:-0}" = $((8 * ntx)) -a "${failedtx:-x}" = 0 ||
+        { grep -v '^pgbench: client [0-9]* executing' "$work/tpcb.err" | head -n 5 | sed 's/^/#   /'; }
+    t_ok "flush and compaction ran beside pgbench $1 without error" test ! -s "$work/maint-tpcb.err" ||
+        head -n 5 "$work/maint-tpcb.err" | sed 's/^/#   /'
+    t_is "$(wc_psql -F ' ' -c "SELECT (SELECT sum(abalance) FROM pgbench_accounts) = s AND (SELECT sum(tbalance) FROM pgbench_tellers) = s
+                                      AND (SELECT sum(bbalance) FROM pgbench_branches) = s, (SELECT count(*) FROM pgbench_history)
+                                 FROM (SELECT sum(delta) AS s FROM pgbench_history) h")" "t $(( 8 * ntx * $3 ))" \
+        "after pgbench $1 the accounts' balances sum to the tellers', the branches' and the history's"
+}
+tpcb "tpcb-like (100,000 accounts)" "-b tpcb-like" 1
+tpcb "tpcb-like on 20 hot accounts" "-f $work/hot.sql" 2
 
 t_done
