@@ -46,9 +46,39 @@ wc_psql -c "CREATE FOREIGN TABLE pb (rowkey text, family text, qualifier text, t
     t_bail "the tables"
 
 # --- 1. pgbench
+# maint_start TABLE: another session flushes and compacts TABLE in a loop (pid in $maint, its
+# errors in $work/maint-TABLE.err); maint_stop ends it
+maint_start() {
+    (for ((i = 0; i < 100000; i++)); do
+        echo "SELECT widecol_flush('$1'); SELECT widecol_compact('$1'); SELECT pg_sleep(0.3);"
+     done) | PGAPPNAME=maint "$WC_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -f - >/dev/null 2>"$work/maint-$1.err" &
+    maint=$!
+    pids+=($maint)
+}
+maint_stop() { kill "$maint" 2>/dev/null; wait "$maint" 2>/dev/null; }
+# pgbench_checked WHAT NAME PGBENCH-ARG...: runs pgbench (output in $work/pgbench-NAME.*), then
+# checks that it ran all of its 8 x $ntx transactions and none failed, and that the flushes and
+# compactions of maint_start (table NAME) beside it raised no error
+pgbench_checked() {
+    local what=$1 name=$2 rc processed failedtx t0
+    shift 2
+    maint_start "$name"
+    t0=$(date +%s)
+    "$PGBENCH" -n -c 8 -j 2 -t "$ntx" "$@" >"$work/pgbench-$name.out" 2>"$work/pgbench-$name.err"
+    rc=$?
+    maint_stop
+    processed=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' "$work/pgbench-$name.out")
+    failedtx=$(sed -nE 's/^number of failed transactions: ([0-9]+).*/\1/p' "$work/pgbench-$name.out")
+    t_diag "pgbench ($what): $(tr '\n' ';' <"$work/pgbench-$name.out" | grep -oE 'number of transactions actually processed[^;]*;number of failed[^;]*|tps = [0-9.]+' | tr '\n' ' ') ($(( $(date +%s) - t0 )) s)"
+    t_ok "pgbench ($what) ran every transaction ($processed of $((8 * ntx))) with 0 failed (${failedtx:-?}), exit status $rc" \
+        test "$rc" = 0 -a "${processed:-0}" = $((8 * ntx)) -a "${failedtx:-x}" = 0 ||
+        { grep -v '^pgbench: client [0-9]* executing' "$work/pgbench-$name.err" | head -n 5 | sed 's/^/#   /'; }
+    t_ok "flush and compaction ran beside pgbench ($what) without error" test ! -s "$work/maint-$name.err" ||
+        head -n 5 "$work/maint-$name.err" | sed 's/^/#   /'
+}
 # run_pgbench TABLE TRANSACTIONS-PER-CLIENT WHAT [PGOPTIONS]
 run_pgbench() {
-    local t=$1 ntx=$2 what=$3 opts=${4:-} maint rc processed failedtx t0
+    local t=$1 what=$3 ntx=$2
     sed "s/ pb / $t /g" >"$work/insert-read-$t.sql" <<'SQL'
 \set k random(1, 1000000000000)
 BEGIN;
@@ -57,25 +87,7 @@ SELECT 1 / (count(*) = 3 AND bool_and(value LIKE '_:k'))::int FROM pb WHERE rowk
 COMMIT;
 SELECT 1 / (count(*) = 3 AND bool_and(value LIKE '_:k'))::int FROM pb WHERE rowkey = 'c:client_id-:k';
 SQL
-    (for ((i = 0; i < 100000; i++)); do
-        echo "SELECT widecol_flush('$t'); SELECT widecol_compact('$t'); SELECT pg_sleep(0.3);"
-     done) | PGAPPNAME=maint "$WC_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -f - >/dev/null 2>"$work/maint-$t.err" &
-    maint=$!
-    pids+=($maint)
-
-    t0=$(date +%s)
-    PGOPTIONS="$opts" "$PGBENCH" -n -c 8 -j 2 -t "$ntx" -f "$work/insert-read-$t.sql" \
-        >"$work/pgbench-$t.out" 2>"$work/pgbench-$t.err"
-    rc=$?
-    kill "$maint" 2>/dev/null; wait "$maint" 2>/dev/null
-    processed=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' "$work/pgbench-$t.out")
-    failedtx=$(sed -nE 's/^number of failed transactions: ([0-9]+).*/\1/p' "$work/pgbench-$t.out")
-    t_diag "pgbench ($what): $(tr '\n' ';' <"$work/pgbench-$t.out" | grep -oE 'number of transactions actually processed[^;]*;number of failed[^;]*|tps = [0-9.]+' | tr '\n' ' ') ($(( $(date +%s) - t0 )) s)"
-    t_ok "pgbench ($what) ran every transaction ($processed of $((8 * ntx))) with 0 failed (${failedtx:-?}), exit status $rc" \
-        test "$rc" = 0 -a "${processed:-0}" = $((8 * ntx)) -a "${failedtx:-x}" = 0 ||
-        { grep -v '^pgbench: client [0-9]* executing' "$work/pgbench-$t.err" | head -n 5 | sed 's/^/#   /'; }
-    t_ok "flush and compaction ran beside pgbench ($what) without error" test ! -s "$work/maint-$t.err" ||
-        head -n 5 "$work/maint-$t.err" | sed 's/^/#   /'
+    PGOPTIONS="${4:-}" pgbench_checked "$what" "$t" -f "$work/insert-read-$t.sql"
     t_is "$(wc_psql -F ' ' -c "SELECT count(*), count(DISTINCT rowkey) FROM $t")" "$((24 * ntx)) $((8 * ntx))" \
         "the table holds exactly 3 cells for each of the $((8 * ntx)) transactions ($what)"
     wc_psql -c "SELECT widecol_compact('$t')" >/dev/null
@@ -132,30 +144,17 @@ UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
 INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
 END;
 SQL
-# tpcb WHAT PGBENCH-SCRIPT-OPTION
+# tpcb WHAT RUN-NUMBER PGBENCH-ARG...
 tpcb() {
-    local maint rc processed failedtx
-    (for ((i = 0; i < 100000; i++)); do
-        echo "SELECT widecol_flush('accounts_wc'); SELECT widecol_compact('accounts_wc'); SELECT pg_sleep(0.3);"
-     done) | PGAPPNAME=maint "$WC_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -f - >/dev/null 2>"$work/maint-tpcb.err" &
-    maint=$!
-    pids+=($maint)
-    "$PGBENCH" -n -c 8 -j 2 -t "$ntx" $2 >"$work/tpcb.out" 2>"$work/tpcb.err"
-    rc=$?
-    kill "$maint" 2>/dev/null; wait "$maint" 2>/dev/null
-    processed=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' "$work/tpcb.out")
-    failedtx=$(sed -nE 's/^number of failed transactions: ([0-9]+).*/\1/p' "$work/tpcb.out")
-    t_ok "pgbench $1 on the wide accounts ran every transaction ($processed of $((8 * ntx))) with 0 failed (${failedtx:-?}), exit status $rc" \
-        test "$rc" = 0 -a "${processed:-0}" = $((8 * ntx)) -a "${failedtx:-x}" = 0 ||
-        { grep -v '^pgbench: client [0-9]* executing' "$work/tpcb.err" | head -n 5 | sed 's/^/#   /'; }
-    t_ok "flush and compaction ran beside pgbench $1 without error" test ! -s "$work/maint-tpcb.err" ||
-        head -n 5 "$work/maint-tpcb.err" | sed 's/^/#   /'
+    local what=$1 n=$2
+    shift 2
+    pgbench_checked "$what, wide accounts" accounts_wc "$@"
     t_is "$(wc_psql -F ' ' -c "SELECT (SELECT sum(abalance) FROM pgbench_accounts) = s AND (SELECT sum(tbalance) FROM pgbench_tellers) = s
                                       AND (SELECT sum(bbalance) FROM pgbench_branches) = s, (SELECT count(*) FROM pgbench_history)
-                                 FROM (SELECT sum(delta) AS s FROM pgbench_history) h")" "t $(( 8 * ntx * $3 ))" \
-        "after pgbench $1 the accounts' balances sum to the tellers', the branches' and the history's"
+                                 FROM (SELECT sum(delta) AS s FROM pgbench_history) h")" "t $(( 8 * ntx * n ))" \
+        "after pgbench ($what) the accounts' balances sum to the tellers', the branches' and the history's"
 }
-tpcb "tpcb-like (100,000 accounts)" "-b tpcb-like" 1
-tpcb "tpcb-like on 20 hot accounts" "-f $work/hot.sql" 2
+tpcb "tpcb-like, 100,000 accounts" 1 -b tpcb-like
+tpcb "tpcb-like, 20 hot accounts" 2 -f "$work/hot.sql"
 
 t_done
