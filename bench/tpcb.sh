@@ -12,7 +12,7 @@
 #   --no-pin         leave one-client runs where the scheduler puts them [pgbench and the server
 #                    on CPU 0, as bench/ycsb.sh does: see there]
 #
-# About 3 minutes with the defaults on a 2-core machine.  pgbench -i makes its four tables; the
+# About 4 minutes with the defaults on a 2-core machine.  pgbench -i makes its four tables; the
 # accounts are copied into `accounts_wc (rowkey int, bid, abalance, filler: cells of family a)`,
 # and pgbench_accounts becomes a view, over the ordinary table (accounts_heap, pgbench's own,
 # with its primary key) or over the wide table (rowkey AS aid), switched between runs: the
