@@ -3,11 +3,33 @@
 -- on an ordinary table with the same rows, whose results are compared.
 --
 -- Settings of the session: fz.p the key prefix; fz.w the wide view, fz.h the ordinary table,
--- fz.k an ordinary table of some of the keys (for joins).  The ordinary table models the wide
+-- fz.k an ordinary table of some of the keys (for joins).  With fz.kind = 'int' the rowkey is a
+-- bigint and key n is fz.base + n (a session's view holds fz.base to fz.base + 999): the same
+-- statements then run on an integer-keyed wide table, their text-only shapes (LIKE, ||) in an
+-- integer's terms (fz_prefix_cond, fz_derive).  The ordinary table models the wide
 -- table's documented rules (doc/SQL.md, "Wide tables"): an INSERT of an existing rowkey is a put
 -- (NULL columns keep their cells, a jsonb family object adds its qualifiers); a row whose columns
 -- are all NULL does not exist; an UPDATE of the rowkey replaces the row at the new rowkey.
-CREATE OR REPLACE FUNCTION fz_key(n int) RETURNS text LANGUAGE sql AS $$ SELECT current_setting('fz.p') || 'k' || lpad(n::text, 3, '0') $$;
+CREATE OR REPLACE FUNCTION fz_int() RETURNS bool LANGUAGE sql AS $$ SELECT coalesce(current_setting('fz.kind', true), '') = 'int' $$;
+CREATE OR REPLACE FUNCTION fz_key(n int) RETURNS text LANGUAGE sql AS $$
+  SELECT CASE WHEN fz_int() THEN (current_setting('fz.base')::numeric + n)::text
+              ELSE current_setting('fz.p') || 'k' || lpad(n::text, 3, '0') END $$;
+-- the rowkey's type, for a parameter's cast
+CREATE OR REPLACE FUNCTION fz_keytype() RETURNS text LANGUAGE sql AS $$ SELECT CASE WHEN fz_int() THEN 'bigint' ELSE 'text' END $$;
+-- a key no session uses
+CREATE OR REPLACE FUNCTION fz_nokey() RETURNS text LANGUAGE sql AS $$ SELECT CASE WHEN fz_int() THEN '9223372036854775807' ELSE 'zzz' END $$;
+-- the keys whose number has n's tens: a LIKE of a prefix, or a half-open range of integers
+CREATE OR REPLACE FUNCTION fz_prefix_cond(n int) RETURNS text LANGUAGE sql AS $$
+  SELECT CASE WHEN fz_int() THEN format('rowkey >= %L AND rowkey < %L', fz_key(n / 10 * 10), fz_key(n / 10 * 10 + 10))
+              ELSE format('rowkey LIKE %L', current_setting('fz.p') || 'k' || lpad((n / 10)::text, 2, '0') || '%') END $$;
+-- a new key made of the key expression e, within the session's view
+CREATE OR REPLACE FUNCTION fz_derive(e text) RETURNS text LANGUAGE sql AS $$
+  SELECT CASE WHEN fz_int() THEN e || ' + 500' ELSE e || ' || ''x''' END $$;
+-- the lesser and the greater of two keys, in the key type's order
+CREATE OR REPLACE FUNCTION fz_least(a text, b text) RETURNS text LANGUAGE sql AS $$
+  SELECT CASE WHEN fz_int() THEN least(a::numeric, b::numeric)::text ELSE least(a, b) END $$;
+CREATE OR REPLACE FUNCTION fz_greatest(a text, b text) RETURNS text LANGUAGE sql AS $$
+  SELECT CASE WHEN fz_int() THEN greatest(a::numeric, b::numeric)::text ELSE greatest(a, b) END $$;
 CREATE OR REPLACE FUNCTION fz_val(col text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r float := random();
 BEGIN
@@ -42,7 +64,7 @@ BEGIN
   CASE r
     WHEN 0 THEN RETURN format('rowkey = %L', fz_key((random()*199)::int));
     WHEN 1 THEN RETURN format('rowkey BETWEEN %L AND %L', fz_key((random()*100)::int), fz_key((100 + random()*99)::int));
-    WHEN 2 THEN RETURN format('rowkey LIKE %L', current_setting('fz.p') || 'k' || (random()*1)::int || (random()*9)::int || '%');
+    WHEN 2 THEN RETURN fz_prefix_cond((random()*199)::int);
     WHEN 3 THEN RETURN format('rowkey IN (%L, %L, %L)', fz_key((random()*199)::int), fz_key((random()*199)::int), fz_key((random()*199)::int));
     WHEN 4 THEN RETURN format('a > %s', (random()*2000 - 1000)::int);
     WHEN 5 THEN RETURN 'b IS NULL';
@@ -171,20 +193,20 @@ BEGIN
       st := 'UPDATE @T SET d = ' || CASE WHEN random() < 0.5 THEN 'd - ''m''' ELSE 'coalesce(d, ''{}'') || ''{"w": [2]}''' END || ' WHERE ' || fz_cond() || ' RETURNING rowkey, d::text';
     ELSIF i = 3 AND random() < 0.3 THEN  -- INSERT ... SELECT ... ON CONFLICT DO NOTHING
       k := fz_key((random()*150)::int);
-      st := format('INSERT INTO @T SELECT CASE WHEN b IS NULL THEN rowkey ELSE rowkey || %L END, a, b, c, d, e, f FROM @T WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL ON CONFLICT DO NOTHING RETURNING rowkey', 'x', k, fz_key(199));
+      st := format('INSERT INTO @T SELECT CASE WHEN b IS NULL THEN rowkey ELSE %s END, a, b, c, d, e, f FROM @T WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL ON CONFLICT DO NOTHING RETURNING rowkey', fz_derive('rowkey'), k, fz_key(199));
     ELSIF i = 3 THEN  -- INSERT ... SELECT of several rows (a put each)
       k := fz_key((random()*150)::int);
-      st := format('INSERT INTO @T SELECT rowkey || %L, a, b, c, d, e, f FROM @T WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL', 'x', k, fz_key(199));
+      st := format('INSERT INTO @T SELECT %s, a, b, c, d, e, f FROM @T WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL', fz_derive('rowkey'), k, fz_key(199));
       rw := fz_wide_rows(replace(st, '@T', current_setting('fz.w')) || ' RETURNING rowkey');
-      st := format('INSERT INTO %I AS fh SELECT rowkey || %L, a, b, c, d, e, f FROM %I WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL ON CONFLICT (rowkey) DO UPDATE SET a = coalesce(EXCLUDED.a, fh.a), b = coalesce(EXCLUDED.b, fh.b), c = coalesce(EXCLUDED.c, fh.c), d = CASE WHEN EXCLUDED.d IS NULL THEN fh.d ELSE coalesce(fh.d, ''{}'') || EXCLUDED.d END, e = coalesce(EXCLUDED.e, fh.e), f = coalesce(EXCLUDED.f, fh.f) RETURNING rowkey',
-                   current_setting('fz.h'), 'x', current_setting('fz.h'), k, fz_key(199));
+      st := format('INSERT INTO %I AS fh SELECT %s, a, b, c, d, e, f FROM %I WHERE rowkey BETWEEN %L AND %L AND a IS NOT NULL ON CONFLICT (rowkey) DO UPDATE SET a = coalesce(EXCLUDED.a, fh.a), b = coalesce(EXCLUDED.b, fh.b), c = coalesce(EXCLUDED.c, fh.c), d = CASE WHEN EXCLUDED.d IS NULL THEN fh.d ELSE coalesce(fh.d, ''{}'') || EXCLUDED.d END, e = coalesce(EXCLUDED.e, fh.e), f = coalesce(EXCLUDED.f, fh.f) RETURNING rowkey',
+                   current_setting('fz.h'), fz_derive('rowkey'), current_setting('fz.h'), k, fz_key(199));
       rh := fz_rows(st);
       IF rw IS DISTINCT FROM rh THEN RAISE EXCEPTION 'fz: INSERT SELECT RETURNING differs (plan:%): % | wide:% | heap:%', current_setting('fz.plan', true), st, rw, rh; END IF;
       RETURN 'insert select from ' || k;
     ELSIF i = 4 THEN  -- a parameter
       k := fz_key((random()*199)::int);
-      EXECUTE format('UPDATE %I SET c = $1, a = $2 WHERE rowkey = $3 OR rowkey = $4', current_setting('fz.w')) USING 1.25, 7, k, fz_key(3);
-      EXECUTE format('UPDATE %I SET c = $1, a = $2 WHERE rowkey = $3 OR rowkey = $4', current_setting('fz.h')) USING 1.25, 7, k, fz_key(3);
+      EXECUTE format('UPDATE %I SET c = $1, a = $2 WHERE rowkey = $3::%s OR rowkey = $4::%s', current_setting('fz.w'), fz_keytype(), fz_keytype()) USING 1.25, 7, k, fz_key(3);
+      EXECUTE format('UPDATE %I SET c = $1, a = $2 WHERE rowkey = $3::%s OR rowkey = $4::%s', current_setting('fz.h'), fz_keytype(), fz_keytype()) USING 1.25, 7, k, fz_key(3);
       RETURN 'update with params ' || k;
     ELSE  -- SELECT FOR UPDATE then a delete of what it locked
       st := 'DELETE FROM @T WHERE rowkey IN (SELECT rowkey FROM @T WHERE ' || fz_cond() || ' ORDER BY rowkey LIMIT 2 FOR UPDATE) RETURNING rowkey';
@@ -214,7 +236,7 @@ BEGIN
   END IF;
 END $$;
 CREATE OR REPLACE FUNCTION fz_check() RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE n bigint := 0; k1 text := fz_key((random()*199)::int); k2 text := fz_key((random()*199)::int); lim int := 1 + (random()*30)::int;
+DECLARE n bigint := 0; n1 int := (random()*199)::int; k1 text := fz_key(n1); k2 text := fz_key((random()*199)::int); lim int := 1 + (random()*30)::int;
 BEGIN
   PERFORM set_config('fz.plan', fz_plan(), false);
   n := n + fz_diff('SELECT rowkey, a, b, c::text, d::text, e, f FROM @T');
@@ -224,9 +246,9 @@ BEGIN
   n := n + fz_diff('SELECT rowkey FROM @T');
   n := n + fz_diff('SELECT count(*), count(a), sum(a), count(d), count(e), max(f) FROM @T');
   n := n + fz_diff(format('SELECT rowkey, a, b, d::text FROM @T WHERE rowkey = %L', k1));
-  n := n + fz_diff(format('SELECT rowkey, a, b, f FROM @T WHERE rowkey BETWEEN %L AND %L', least(k1, k2), greatest(k1, k2)));
-  n := n + fz_diff(format('SELECT * FROM @T WHERE rowkey LIKE %L', substr(k1, 1, length(k1) - 1) || '%'));
-  n := n + fz_diff(format('SELECT rowkey, b FROM @T WHERE rowkey IN (%L, %L, fz_key(0), ''zzz'')', k1, k2));
+  n := n + fz_diff(format('SELECT rowkey, a, b, f FROM @T WHERE rowkey BETWEEN %L AND %L', fz_least(k1, k2), fz_greatest(k1, k2)));
+  n := n + fz_diff(format('SELECT * FROM @T WHERE %s', fz_prefix_cond(n1)));
+  n := n + fz_diff(format('SELECT rowkey, b FROM @T WHERE rowkey IN (%L, %L, %L, %L)', k1, k2, fz_key(0), fz_nokey()));
   n := n + fz_diff(format('SELECT rowkey, a FROM @T WHERE a > %s', (random()*2000 - 1000)::int));
   n := n + fz_diff('SELECT rowkey, a FROM @T WHERE d IS NULL');
   n := n + fz_diff('SELECT t.rowkey, t.a, t.d::text FROM @K k JOIN @T t ON t.rowkey = k.rowkey');
