@@ -729,7 +729,7 @@ wcfdw_wide_next_row(WcFdwWideReader *r, Datum *values, bool *isnull, int natts,
 			values[w->attnum - 1] =
 				wcfdw_value_from_bytes(w->repr, w->typid, w->typmod,
 									   (FmgrInfo *) &w->recv, w->ioparam,
-									   r->conv->relname, c.val, c.val_len);
+									   r->conv->relname, w->name, c.val, c.val_len);
 		}
 		have[col] = true;
 	}

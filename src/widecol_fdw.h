@@ -155,7 +155,7 @@ extern size_t wcfdw_intkey_encode(int keylen, int64 v, uint8 *buf);
 extern Datum wcfdw_bytes_to_datum(WcFdwConverter *conv, WcFdwField field,
 								  const uint8 *data, size_t len);
 extern Datum wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
-									Oid ioparam, const char *relname,
+									Oid ioparam, const char *relname, const char *colname,
 									const uint8 *data, size_t len);
 extern void wcfdw_value_to_bytes(WcFdwRepr repr, FmgrInfo *send, Datum d,
 								 const uint8 **data, size_t *len);
