@@ -207,13 +207,98 @@ wc_db_find_sst(wc_db *db, uint64_t number)
 }
 
 /*
+ * What the failed attempts of one load_manifest opened, kept for the next: a
+ * file or log opened once need not be opened again when a newer manifest still
+ * lists it.
+ */
+typedef struct carry
+{
+	wc_dbsst   *ssts;			/* referenced */
+	int			nssts;
+	size_t		ssts_cap;
+	wc_logmem **logs;			/* owned */
+	int			nlogs;
+	size_t		logs_cap;
+} carry;
+
+/* Takes the sorted file number out of c, or NULL (a reference passes). */
+static wc_sst *
+carry_take_sst(carry *c, uint64_t number)
+{
+	for (int i = 0; i < c->nssts; i++)
+		if (c->ssts[i].number == number)
+		{
+			wc_sst	   *sst = c->ssts[i].sst;
+
+			c->ssts[i] = c->ssts[--c->nssts];
+			return sst;
+		}
+	return NULL;
+}
+
+static wc_logmem *
+carry_take_log(carry *c, uint64_t number)
+{
+	for (int i = 0; i < c->nlogs; i++)
+		if (c->logs[i]->number == number)
+		{
+			wc_logmem  *lm = c->logs[i];
+
+			c->logs[i] = c->logs[--c->nlogs];
+			return lm;
+		}
+	return NULL;
+}
+
+/* Keeps a referenced sst (or an owned log) for the next attempt, else lets it go. */
+static void
+carry_put_sst(carry *c, uint64_t number, wc_sst *sst)
+{
+	if (wc_array_reserve(&c->ssts, &c->ssts_cap, (size_t) c->nssts + 1, sizeof(wc_dbsst)))
+	{
+		c->ssts[c->nssts].number = number;
+		c->ssts[c->nssts++].sst = sst;
+	}
+	else
+		wc_sst_unref(sst);
+}
+
+static void
+carry_put_log(carry *c, wc_logmem *lm)
+{
+	if (wc_array_reserve(&c->logs, &c->logs_cap, (size_t) c->nlogs + 1, sizeof(wc_logmem *)))
+		c->logs[c->nlogs++] = lm;
+	else
+		wc_db_log_free(lm);
+}
+
+static void
+carry_free(carry *c)
+{
+	for (int i = 0; i < c->nssts; i++)
+		wc_sst_unref(c->ssts[i].sst);
+	for (int i = 0; i < c->nlogs; i++)
+		wc_db_log_free(c->logs[i]);
+	free(c->ssts);
+	free(c->logs);
+	memset(c, 0, sizeof(*c));
+}
+
+/*
  * Makes the open files match MANIFEST: opens new sorted files and logs, drops the
  * ones no longer listed.  A listed file may have been deleted by a newer manifest
- * written in between; then we start over with that one.
+ * written in between; then we start over with that one, keeping what this
+ * attempt opened (carry): a store of many logs and files, flushed and compacted
+ * one step at a time by another process, took longer to open whole than a step,
+ * and every attempt that opened everything again met a step.
  */
 static int
 load_manifest(wc_db *db, wc_err *err)
 {
+	carry		c;
+	int			rc;
+
+	memset(&c, 0, sizeof(c));
 	for (int attempt = 0;; attempt++)
 	{
 		wc_manifest m;
@@ -221,12 +306,11 @@ load_manifest(wc_db *db, wc_err *err)
 					st2;
 		wc_dbsst   *ssts = NULL;
 		wc_logmem **logs = NULL;
-		int			rc;
 		bool		vanished = false;
 
 		memset(&m, 0, sizeof(m));
 		if ((rc = manifest_stat(db, &st1, err)) != WC_OK)
-			return rc;
+			break;
 		if ((rc = wc_manifest_read(db->dir, &m, err)) != WC_OK)
 		{
 			/* a rename may have replaced it between stat and open */
@@ -235,12 +319,12 @@ load_manifest(wc_db *db, wc_err *err)
 				wc_err_clear(err);
 				continue;
 			}
-			return rc;
+			break;
 		}
 		if ((rc = manifest_stat(db, &st2, err)) != WC_OK)
 		{
 			wc_manifest_clear(&m);
-			return rc;
+			break;
 		}
 		if (!(st1.st_ino == st2.st_ino && st1.st_mtim.tv_nsec == st2.st_mtim.tv_nsec &&
 			  st1.st_mtim.tv_sec == st2.st_mtim.tv_sec) && attempt < MANIFEST_RETRIES)
@@ -256,16 +340,18 @@ load_manifest(wc_db *db, wc_err *err)
 			free(ssts);
 			free(logs);
 			wc_manifest_clear(&m);
-			return wc_err_set(err, WC_NOMEM, "out of memory");
+			rc = wc_err_set(err, WC_NOMEM, "out of memory");
+			break;
 		}
 
 		for (int i = 0; i < m.nfiles && rc == WC_OK; i++)
 		{
 			ssts[i].number = m.files[i].number;
-			/* open already, as a file of the old manifest or of a log's ingest record */
+			/* open already, as a file of the old manifest or of a log's ingest
+			 * record, or by an attempt before */
 			if ((ssts[i].sst = wc_db_find_sst(db, m.files[i].number)) != NULL)
 				wc_sst_ref(ssts[i].sst);
-			else
+			else if ((ssts[i].sst = carry_take_sst(&c, m.files[i].number)) == NULL)
 			{
 				char		name[32];
 
@@ -283,7 +369,7 @@ load_manifest(wc_db *db, wc_err *err)
 					logs[i] = db->logs[j];
 					break;
 				}
-			if (logs[i] == NULL)
+			if (logs[i] == NULL && (logs[i] = carry_take_log(&c, m.logs[i])) == NULL)
 			{
 				rc = logmem_open(db, m.logs[i], true, &logs[i], err);
 				if (rc == WC_NOT_FOUND)
@@ -293,10 +379,10 @@ load_manifest(wc_db *db, wc_err *err)
 
 		if (rc != WC_OK)
 		{
-			/* undo: release what this attempt opened or referenced */
+			/* undo: release what this attempt referenced, keep what it opened */
 			for (int i = 0; i < m.nfiles; i++)
 				if (ssts[i].sst)
-					wc_sst_unref(ssts[i].sst);
+					carry_put_sst(&c, ssts[i].number, ssts[i].sst);
 			for (int i = 0; i < m.nlogs; i++)
 			{
 				bool		ours = true;
@@ -304,8 +390,8 @@ load_manifest(wc_db *db, wc_err *err)
 				for (int j = 0; j < db->nlogs; j++)
 					if (logs[i] == db->logs[j])
 						ours = false;
-				if (ours)
-					wc_db_log_free(logs[i]);
+				if (ours && logs[i] != NULL)
+					carry_put_log(&c, logs[i]);
 			}
 			free(ssts);
 			free(logs);
@@ -321,9 +407,9 @@ load_manifest(wc_db *db, wc_err *err)
 					wc_err_clear(err);
 					continue;
 				}
-				return wc_err_relabel(err, WC_CORRUPT, "MANIFEST lists a file that does not exist");
+				rc = wc_err_relabel(err, WC_CORRUPT, "MANIFEST lists a file that does not exist");
 			}
-			return rc;
+			break;
 		}
 
 		/* commit the new set */
@@ -359,8 +445,14 @@ load_manifest(wc_db *db, wc_err *err)
 		db->mf_size = st2.st_size;
 		db->mf_mtime_ns = (int64_t) st2.st_mtim.tv_sec * 1000000000 + st2.st_mtim.tv_nsec;
 		db->dirty = true;
-		return WC_OK;
+		/* what attempts before opened and this one did not list: flushed */
+		for (int i = 0; i < c.nlogs; i++)
+			c.logs[i]->dead = true;
+		rc = WC_OK;
+		break;
 	}
+	carry_free(&c);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- log replay */

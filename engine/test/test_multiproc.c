@@ -9,6 +9,11 @@
  * random moment, over and over; after each kill the store opens and every row
  * whose write returned is there, whole; no row is ever partial.
  *
+ * flush backlog: a store of 300 logs (every write switches), flushed one log
+ * at a time by another process while this one opens new handles: every open
+ * succeeds and sees every row (an open that read every live log again after
+ * each flush it raced with gave up after 20 tries: "could not open file").
+ *
  * owner death: a process dies holding the write lock (the shared page's robust
  * mutex) after writing half a record, while another handle keeps the store open
  * (so the shared page survives): the next writer gets the lock, cuts the torn
@@ -386,6 +391,66 @@ active_log(const char *dir, char *path, size_t size)
 }
 
 static void
+test_flush_backlog(void)
+{
+	char	   *dir = test_tmpdir("backlog");
+	wc_open_opts o;
+	wc_db	   *db;
+	wc_batch   *b = wc_batch_new();
+	wc_err		err;
+	int			nrows = 300,
+				opens = 0,
+				rows,
+				broken,
+				status;
+	pid_t		flusher;
+
+	memset(&o, 0, sizeof(o));
+	o.families = fams;
+	o.nfamilies = 3;
+	o.create_if_missing = true;
+	o.log_switch_bytes = 1;		/* every write closes its log */
+	wc_err_clear(&err);
+	CHECK(wc_db_open(dir, &o, &db, &err) == WC_OK, "open: %s", err.msg);
+	for (int i = 0; i < nrows; i++)
+	{
+		char		row[32];
+
+		snprintf(row, sizeof(row), "w0-%d", i);
+		CHECK(write_row(db, b, row, false, &err) == WC_OK, "write %d: %s", i, err.msg);
+	}
+	CHECK(db->nlogs >= nrows, "%d live logs, wanted %d or more", db->nlogs, nrows);
+	wc_db_close(db);
+
+	if ((flusher = fork()) == 0)
+	{
+		if (wc_db_open(dir, &o, &db, &err) != WC_OK || wc_db_flush(db, &err) != WC_OK)
+		{
+			fprintf(stderr, "flusher: %s\n", err.msg);
+			_exit(1);
+		}
+		wc_db_close(db);
+		_exit(0);
+	}
+	while (waitpid(flusher, &status, WNOHANG) == 0)
+	{
+		wc_err_clear(&err);
+		CHECK(wc_db_open(dir, &o, &db, &err) == WC_OK, "open %d during the flush: %s", opens, err.msg);
+		broken = verify(db, NULL, 1, nrows, &rows, &err);
+		CHECK(broken == 0 && rows == nrows, "open %d during the flush: %d rows, %d broken (%s)",
+			  opens, rows, broken, err.msg);
+		wc_db_close(db);
+		opens++;
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the flusher's status %d", status);
+	CHECK(opens > 0, "no open during the flush");
+	printf("# flush backlog: %d opens of the store while another process flushed %d logs\n",
+		   opens, nrows);
+	wc_batch_free(b);
+	test_rmdir(dir);
+}
+
+static void
 test_owner_death(void)
 {
 	char	   *dir = test_tmpdir("owner");
@@ -456,6 +521,7 @@ main(void)
 
 	t_name = "test_multiproc";
 	test_owner_death();
+	test_flush_backlog();
 	test_concurrent(long_mode);
 	test_crash(long_mode);
 	TEST_DONE();
