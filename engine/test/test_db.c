@@ -993,7 +993,7 @@ mq_contains(const mqrange *q, const char *qual)
 
 /* Row ranges [lo[i], hi[i]) of the model; nr = 0: every row. */
 static bool
-mr_contains(int nr, char (*lo)[8], char (*hi)[8], const char *row)
+mr_contains(int nr, char (*lo)[16], char (*hi)[16], const char *row)
 {
 	if (nr == 0)
 		return true;
@@ -1004,7 +1004,7 @@ mr_contains(int nr, char (*lo)[8], char (*hi)[8], const char *row)
 }
 
 static void
-model_render(const uint32_t *maxv, int fam_mask, int nr, char (*lo)[8], char (*hi)[8],
+model_render(const uint32_t *maxv, int fam_mask, int nr, char (*lo)[16], char (*hi)[16],
 			 int64_t ts_min, int64_t ts_max, const char *qual_only, const mqrange *qr,
 			 char *out, size_t size)
 {
@@ -1194,8 +1194,8 @@ test_model(bool bulk)
 						qkr;
 			wc_slice	famsl[3],
 						qsl;
-			char		lo[3][8],
-						hi[3][8],
+			char		lo[3][16],
+						hi[3][16],
 						qual[4],
 						qlo[4],
 						qhi[4];

@@ -400,7 +400,8 @@ fake_close(wc_iter *it)
 }
 
 static const wc_iter_ops fake_ops = {
-	fake_seek_first, fake_seek, fake_next, fake_valid, fake_cell, fake_status, fake_close
+	fake_seek_first, fake_seek, fake_next, fake_valid, fake_cell, fake_status, fake_close,
+	NULL						/* seek_row_before: no reversed scan here */
 };
 
 static wc_iter *

@@ -235,9 +235,9 @@ test_iterators(void)
 /* ---------------------------------------------------------------- scans */
 
 static wc_family_opts fams[] = {
-	{"a", 2, 0, WC_COMPRESS_LZ4},
-	{"b", 0, 0, WC_COMPRESS_NONE},
-	{"c", 1, 50000, WC_COMPRESS_LZ4},	/* ttl: with now_ms 100000, ts < 50000 gone */
+	{"a", 2, 0, WC_COMPRESS_LZ4, 0},
+	{"b", 0, 0, WC_COMPRESS_NONE, 0},
+	{"c", 1, 50000, WC_COMPRESS_LZ4, 0},	/* ttl: with now_ms 100000, ts < 50000 gone */
 };
 
 /* Tags 1..63: [t] says how the resolver sees them (0 = committed). */
