@@ -250,6 +250,121 @@ out:
 }
 
 /*
+ * Flushes db->logs[0..n) at once, in one manifest write: logs of this process's
+ * view that are closed, resolved (nothing held) and hold nothing but ingest
+ * records (a bulk write's log: its files move into the manifest as they are, and
+ * nothing is written).  Each bulk write closes its log, so sessions that commit
+ * many small ones leave a run of such logs; flushed one at a time, each cost a
+ * manifest write (three fsyncs), and every reader loaded each new manifest.
+ * *flushed is 0 when another process flushed one of them first.
+ */
+static int
+flush_ingest_run(wc_db *db, int n, int *flushed, wc_err *err)
+{
+	wc_manifest m;
+	uint64_t   *doomed = NULL;
+	int			ndoomed = 0,
+				ningested = 0;
+	char		name[32];
+	int			rc;
+
+	*flushed = 0;
+	memset(&m, 0, sizeof(m));
+	if ((rc = wc_db_lock(db, WC_LOCK_MANIFEST, true, err)) != WC_OK)
+		return rc;
+	if ((rc = wc_db_read_manifest(db, &m, err)) != WC_OK)
+		goto unlock;
+	for (int i = 0; i < n; i++)
+		if (!has_log(&m, db->logs[i]->number))
+			goto unlock;		/* someone else flushed it meanwhile */
+	for (int i = 0; i < n && rc == WC_OK; i++)
+	{
+		const wc_logmem *lm = db->logs[i];
+
+		for (int j = 0; j < m.nlogs; j++)
+			if (m.logs[j] == lm->number)
+			{
+				memmove(&m.logs[j], &m.logs[j + 1], sizeof(uint64_t) * (m.nlogs - j - 1));
+				m.nlogs--;
+				break;
+			}
+		if (lm->max_seq > m.last_seq)
+			m.last_seq = lm->max_seq;
+		if (lm->trunc > m.truncate_seq)
+			m.truncate_seq = lm->trunc;
+		rc = wc_recent_append(&m.recent, &lm->recent, err);
+		ningested += lm->ningested;
+	}
+	if (rc != WC_OK)
+		goto unlock;
+	/* files wholly below the truncate point are dead, as in flush_one */
+	if ((doomed = calloc((size_t) (m.nfiles + ningested) + 1, sizeof(uint64_t))) == NULL)
+	{
+		rc = wc_err_set(err, WC_NOMEM, "out of memory");
+		goto unlock;
+	}
+	for (int i = 0; i < m.nfiles; i++)
+		if (m.files[i].props.seq_max < m.truncate_seq)
+			doomed[ndoomed++] = m.files[i].number;
+	for (int i = 0; i < ndoomed; i++)
+		wc_manifest_remove_file(&m, doomed[i]);
+	for (int i = 0; i < n && rc == WC_OK; i++)
+		for (int j = 0; j < db->logs[i]->ningested && rc == WC_OK; j++)
+		{
+			const wc_dbsst *f = &db->logs[i]->ingested[j];
+			const wc_sst_props *p = wc_sst_get_props(f->sst);
+
+			if (p->seq_max < m.truncate_seq)
+				doomed[ndoomed++] = f->number;
+			else
+				rc = wc_manifest_add_file(&m, f->number, p, err);
+		}
+	if (rc == WC_OK && (rc = wc_db_write_manifest(db, &m, err)) == WC_OK)
+		*flushed = n;
+
+unlock:
+	wc_db_unlock(db, WC_LOCK_MANIFEST);
+	if (*flushed > 0)
+	{
+		wc_err		ignored;
+
+		/* the manifest no longer names them: failures only leave orphans */
+		wc_err_clear(&ignored);
+		for (int i = 0; i < n; i++)
+		{
+			wc_file_name(name, sizeof(name), db->logs[i]->number, "log");
+			(void) wc_env_unlink(db->dir, name, &ignored);
+		}
+		for (int i = 0; i < ndoomed; i++)
+		{
+			wc_file_name(name, sizeof(name), doomed[i], "sst");
+			(void) wc_env_unlink(db->dir, name, &ignored);
+		}
+	}
+	free(doomed);
+	wc_manifest_clear(&m);
+	return rc;
+}
+
+/* Logs of this process's view from the oldest that flush_ingest_run can take. */
+static int
+ingest_run_length(const wc_db *db)
+{
+	int			n = 0;
+
+	/* never the active log, the last; at most 1,000 a manifest write */
+	while (n < db->nlogs - 1 && n < 1000)
+	{
+		const wc_logmem *lm = db->logs[n];
+
+		if (!lm->closed || lm->nheld > 0 || lm->nmem > 0)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/*
  * A log that is no longer active normally carries its closing marker; after a
  * crash (or an OS crash that lost the unsynced marker) it may not.  Closing it
  * under the write lock guarantees nobody appends to it while we flush.
@@ -279,7 +394,16 @@ wc_db_flush_logs(wc_db *db, bool wait, wc_err *err)
 	while (db->nlogs > 1)
 	{
 		uint64_t	number = db->logs[0]->number;
+		int			run = ingest_run_length(db),
+					flushed;
 
+		if (run > 1)
+		{
+			if ((rc = flush_ingest_run(db, run, &flushed, err)) != WC_OK ||
+				(rc = wc_db_refresh_full(db, err)) != WC_OK)
+				return rc;
+			continue;
+		}
 		if (!db->logs[0]->closed && (rc = ensure_closed(db, number, err)) != WC_OK)
 			return rc;
 		if ((rc = wc_db_refresh_full(db, err)) != WC_OK)

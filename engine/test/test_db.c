@@ -1897,6 +1897,97 @@ test_ingest(void)
 	test_rmdir(dir);
 }
 
+/*
+ * Many small bulk writes, each closing its log, then a truncate and more: a flush
+ * takes the run of their logs in one manifest write (flush.c, flush_ingest_run),
+ * moving every committed write's files, none of the aborted ones', and applying
+ * the truncate to what it covers; a second handle and a reopened one read the
+ * same.
+ */
+static void
+test_ingest_run(void)
+{
+	char	   *dir = test_tmpdir("ingest-run");
+	wc_db	   *w = open_db(dir, fams3, 3, 0);
+	wc_db	   *r = open_db(dir, fams3, 3, 0);
+	wc_scan_opts o;
+	wc_file_info *files;
+	wc_manifest m;
+	uint64_t	before;
+	int			nfiles,
+				committed = 0;
+	wc_err		err;
+	char		want[8192] = "",
+				row[32],
+				val[32];
+
+	wc_err_clear(&err);
+	wc_scan_opts_init(&o);
+	memset(tag_state, 0, sizeof(tag_state));
+	for (int i = 0; i < 40; i++)
+	{
+		uint64_t	tag = 100 + (uint64_t) i;
+
+		tag_state[tag] = i % 7 == 3 ? WC_TXN_ABORTED : WC_TXN_COMMITTED;
+		snprintf(row, sizeof(row), "r%02d", i);
+		snprintf(val, sizeof(val), "v%d", i);
+		bulk_put(w, tag, row, val, WC_OK);
+		if (tag_state[tag] == WC_TXN_COMMITTED)
+		{
+			size_t		len = strlen(want);
+
+			snprintf(want + len, sizeof(want) - len, "%s/anchor:a@1=%s;%s/contents:html@2=%s;%s/contents:html@1=%s;",
+					 row, val, row, val, row, val);
+			committed++;
+		}
+	}
+	CHECK_OK(wc_db_refresh(r, &err), &err);
+	CHECK(r->nlogs >= 40, "each bulk write closed its log: %d live logs", r->nlogs);
+	EXPECT_SCAN(r, &o, want);
+
+	memset(&m, 0, sizeof(m));
+	CHECK_OK(wc_db_read_manifest(r, &m, &err), &err);
+	before = m.version;
+	wc_manifest_clear(&m);
+	CHECK_OK(wc_db_flush(r, &err), &err);
+	CHECK_OK(wc_db_read_manifest(r, &m, &err), &err);
+	/* the flush's own switch of the (empty) active log, then the run */
+	CHECK(m.version - before <= 3 && m.nlogs == 1, "%llu manifest writes for the flush of %d logs, %d left",
+		  (unsigned long long) (m.version - before), 40, m.nlogs);
+	wc_manifest_clear(&m);
+	CHECK_OK(wc_db_files(r, &files, &nfiles, &err), &err);
+	CHECK(nfiles == 2 * committed, "the flush lists the %d committed writes' 2 files each: %d files",
+		  committed, nfiles);
+	wc_file_info_free(files, nfiles);
+	EXPECT_SCAN(r, &o, want);
+	CHECK_OK(wc_db_refresh(w, &err), &err);
+	EXPECT_SCAN(w, &o, want);
+	wc_db_close(r);
+	r = open_db(dir, fams3, 3, 0);
+	EXPECT_SCAN(r, &o, want);
+
+	/* a truncate among bulk writes: the run's flush drops what it covers */
+	{
+		wc_batch   *b = wc_batch_new();
+
+		CHECK_OK(wc_batch_truncate(b, &err), &err);
+		CHECK_OK(wc_db_write(w, &b, 1, 0, false, &err), &err);
+		wc_batch_free(b);
+	}
+	tag_state[200] = tag_state[201] = WC_TXN_COMMITTED;
+	bulk_put(w, 200, "after1", "x", WC_OK);	/* in the truncate's log */
+	bulk_put(w, 201, "after2", "y", WC_OK);
+	CHECK_OK(wc_db_flush(r, &err), &err);
+	EXPECT_SCAN(r, &o, "after1/anchor:a@1=x;after1/contents:html@2=x;after1/contents:html@1=x;"
+				"after2/anchor:a@1=y;after2/contents:html@2=y;after2/contents:html@1=y;");
+	CHECK_OK(wc_db_files(r, &files, &nfiles, &err), &err);
+	CHECK(nfiles == 4, "after the truncate, only the last two writes' 2 files each are listed: %d", nfiles);
+	wc_file_info_free(files, nfiles);
+	wc_db_close(r);
+	wc_db_close(w);
+	test_rmdir(dir);
+}
+
 /* The value of cell i of test_ingest_helpers: 300 bytes, compressible, its own. */
 static void
 helper_value(int i, char *v, size_t len)
@@ -3272,6 +3363,7 @@ main(void)
 	open_ingest_bytes = 1;
 	test_model(true);
 	test_ingest();
+	test_ingest_run();
 	test_ingest_faults();
 	test_ingest_helpers();
 	for (int mode = 0; mode < 7; mode++)
