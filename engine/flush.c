@@ -111,6 +111,28 @@ flush_source(wc_db *db, uint64_t number, bool wait, wc_logmem **lm, wc_logmem **
 	return rc;
 }
 
+/*
+ * Takes log lm out of manifest m, which takes on what it knew: its highest seq,
+ * its truncate point and what some snapshot may not see yet of its records
+ * (DESIGN.md, "Snapshots").  Its files are the caller's to add.
+ */
+static int
+manifest_take_log(wc_manifest *m, const wc_logmem *lm, wc_err *err)
+{
+	for (int i = 0; i < m->nlogs; i++)
+		if (m->logs[i] == lm->number)
+		{
+			memmove(&m->logs[i], &m->logs[i + 1], sizeof(uint64_t) * (m->nlogs - i - 1));
+			m->nlogs--;
+			break;
+		}
+	if (lm->max_seq > m->last_seq)
+		m->last_seq = lm->max_seq;
+	if (lm->trunc > m->truncate_seq)
+		m->truncate_seq = lm->trunc;
+	return wc_recent_append(&m->recent, &lm->recent, err);
+}
+
 /* Flushes one closed, non-active log. */
 static int
 flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
@@ -151,20 +173,8 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 		wc_db_unlock(db, WC_LOCK_MANIFEST);
 		goto remove_outputs;
 	}
-	for (int i = 0; i < m.nlogs; i++)
-		if (m.logs[i] == number)
-		{
-			memmove(&m.logs[i], &m.logs[i + 1], sizeof(uint64_t) * (m.nlogs - i - 1));
-			m.nlogs--;
-			break;
-		}
-	if (lm->max_seq > m.last_seq)
-		m.last_seq = lm->max_seq;
-	if (lm->trunc > m.truncate_seq)
-		m.truncate_seq = lm->trunc;
-	/* what some snapshot may not see yet moves with the records (DESIGN.md,
-	 * "Snapshots"); the failure path below clears m */
-	if ((rc = wc_recent_append(&m.recent, &lm->recent, err)) != WC_OK)
+	/* the failure path below clears m */
+	if ((rc = manifest_take_log(&m, lm, err)) != WC_OK)
 	{
 		wc_db_unlock(db, WC_LOCK_MANIFEST);
 		goto remove_outputs;
@@ -279,21 +289,8 @@ flush_ingest_run(wc_db *db, int n, int *flushed, wc_err *err)
 			goto unlock;		/* someone else flushed it meanwhile */
 	for (int i = 0; i < n && rc == WC_OK; i++)
 	{
-		const wc_logmem *lm = db->logs[i];
-
-		for (int j = 0; j < m.nlogs; j++)
-			if (m.logs[j] == lm->number)
-			{
-				memmove(&m.logs[j], &m.logs[j + 1], sizeof(uint64_t) * (m.nlogs - j - 1));
-				m.nlogs--;
-				break;
-			}
-		if (lm->max_seq > m.last_seq)
-			m.last_seq = lm->max_seq;
-		if (lm->trunc > m.truncate_seq)
-			m.truncate_seq = lm->trunc;
-		rc = wc_recent_append(&m.recent, &lm->recent, err);
-		ningested += lm->ningested;
+		rc = manifest_take_log(&m, db->logs[i], err);
+		ningested += db->logs[i]->ningested;
 	}
 	if (rc != WC_OK)
 		goto unlock;

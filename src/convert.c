@@ -531,6 +531,25 @@ wcfdw_value_repr(Oid typid)
 	return WCR_BINARY;
 }
 
+/* The unsigned integer of 4 or 8 big-endian bytes, as a receive function reads it. */
+static inline uint32
+wcfdw_get_be32(const uint8 *p)
+{
+	uint32		v;
+
+	memcpy(&v, p, 4);
+	return pg_ntoh32(v);
+}
+
+static inline uint64
+wcfdw_get_be64(const uint8 *p)
+{
+	uint64		v;
+
+	memcpy(&v, p, 8);
+	return pg_ntoh64(v);
+}
+
 /*
  * wcfdw_binary_size
  *		The size of every binary (send/receive) form of a built-in type of
@@ -624,32 +643,19 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 				{
 					case INT2OID:
 						if (len == 2)
-						{
-							uint16		v;
-
-							memcpy(&v, data, 2);
-							return Int16GetDatum((int16) pg_ntoh16(v));
-						}
+							return Int16GetDatum((int16) ((data[0] << 8) | data[1]));
 						break;
 					case INT4OID:
+						if (len == 4)
+							return Int32GetDatum((int32) wcfdw_get_be32(data));
+						break;
 					case OIDOID:
 						if (len == 4)
-						{
-							uint32		v;
-
-							memcpy(&v, data, 4);
-							return typid == OIDOID ? ObjectIdGetDatum((Oid) pg_ntoh32(v)) :
-								Int32GetDatum((int32) pg_ntoh32(v));
-						}
+							return ObjectIdGetDatum((Oid) wcfdw_get_be32(data));
 						break;
 					case INT8OID:
 						if (len == 8)
-						{
-							uint64		v;
-
-							memcpy(&v, data, 8);
-							return Int64GetDatum((int64) pg_ntoh64(v));
-						}
+							return Int64GetDatum((int64) wcfdw_get_be64(data));
 						break;
 					case BOOLOID:
 						if (len == 1)
@@ -658,13 +664,21 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 					case FLOAT4OID:
 						if (len == 4)
 						{
-							uint32		v;
+							uint32		v = wcfdw_get_be32(data);
 							float4		f;
 
-							memcpy(&v, data, 4);
-							v = pg_ntoh32(v);
 							memcpy(&f, &v, 4);
 							return Float4GetDatum(f);
+						}
+						break;
+					case FLOAT8OID:
+						if (len == 8)
+						{
+							uint64		v = wcfdw_get_be64(data);
+							float8		f;
+
+							memcpy(&f, &v, 8);
+							return Float8GetDatum(f);
 						}
 						break;
 					case TIMESTAMPOID:
@@ -672,25 +686,10 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 						/* the receive function's range check; no typmod to round to */
 						if (len == 8 && typmod < 0)
 						{
-							uint64		v;
-							Timestamp	t;
+							Timestamp	t = (Timestamp) wcfdw_get_be64(data);
 
-							memcpy(&v, data, 8);
-							t = (Timestamp) pg_ntoh64(v);
 							if (TIMESTAMP_NOT_FINITE(t) || IS_VALID_TIMESTAMP(t))
 								return TimestampGetDatum(t);
-						}
-						break;
-					case FLOAT8OID:
-						if (len == 8)
-						{
-							uint64		v;
-							float8		f;
-
-							memcpy(&v, data, 8);
-							v = pg_ntoh64(v);
-							memcpy(&f, &v, 8);
-							return Float8GetDatum(f);
 						}
 						break;
 				}
