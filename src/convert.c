@@ -695,7 +695,7 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 				}
 				if ((size = wcfdw_binary_size(typid)) != 0 && len != (size_t) size)
 					wcfdw_bad_binary(typid, relname, colname,
-									 psprintf("It has %zu bytes; every binary value of type %s has %d.",
+									 psprintf("Its length is %zu; every binary value of type %s is %d bytes long.",
 											  len, format_type_be(typid), size));
 				buf.data = palloc(len + 1);
 				memcpy(buf.data, data, len);
