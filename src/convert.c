@@ -633,36 +633,29 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 				MemoryContext cxt = CurrentMemoryContext;
 				int			size;
 
+				if ((size = wcfdw_binary_size(typid)) != 0 && len != (size_t) size)
+					wcfdw_bad_binary(typid, relname, colname,
+									 psprintf("Its length is %zu; every binary value of type %s is %d bytes long.",
+											  len, format_type_be(typid), size));
+
 				/*
 				 * The fixed-size types whose receive function takes any
-				 * bytes of their size, decoded here as it would: no copy,
-				 * no call (a scan decodes a value a cell).  Other sizes are
-				 * refused below.
+				 * bytes of their size (checked above), decoded here as it
+				 * would: no copy, no call (a scan decodes a value a cell).
 				 */
 				switch (typid)
 				{
 					case INT2OID:
-						if (len == 2)
-							return Int16GetDatum((int16) ((data[0] << 8) | data[1]));
-						break;
+						return Int16GetDatum((int16) ((data[0] << 8) | data[1]));
 					case INT4OID:
-						if (len == 4)
-							return Int32GetDatum((int32) wcfdw_get_be32(data));
-						break;
+						return Int32GetDatum((int32) wcfdw_get_be32(data));
 					case OIDOID:
-						if (len == 4)
-							return ObjectIdGetDatum((Oid) wcfdw_get_be32(data));
-						break;
+						return ObjectIdGetDatum((Oid) wcfdw_get_be32(data));
 					case INT8OID:
-						if (len == 8)
-							return Int64GetDatum((int64) wcfdw_get_be64(data));
-						break;
+						return Int64GetDatum((int64) wcfdw_get_be64(data));
 					case BOOLOID:
-						if (len == 1)
-							return BoolGetDatum(data[0] != 0);
-						break;
+						return BoolGetDatum(data[0] != 0);
 					case FLOAT4OID:
-						if (len == 4)
 						{
 							uint32		v = wcfdw_get_be32(data);
 							float4		f;
@@ -670,9 +663,7 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 							memcpy(&f, &v, 4);
 							return Float4GetDatum(f);
 						}
-						break;
 					case FLOAT8OID:
-						if (len == 8)
 						{
 							uint64		v = wcfdw_get_be64(data);
 							float8		f;
@@ -680,11 +671,10 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 							memcpy(&f, &v, 8);
 							return Float8GetDatum(f);
 						}
-						break;
 					case TIMESTAMPOID:
 					case TIMESTAMPTZOID:
 						/* the receive function's range check; no typmod to round to */
-						if (len == 8 && typmod < 0)
+						if (typmod < 0)
 						{
 							Timestamp	t = (Timestamp) wcfdw_get_be64(data);
 
@@ -693,10 +683,6 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 						}
 						break;
 				}
-				if ((size = wcfdw_binary_size(typid)) != 0 && len != (size_t) size)
-					wcfdw_bad_binary(typid, relname, colname,
-									 psprintf("Its length is %zu; every binary value of type %s is %d bytes long.",
-											  len, format_type_be(typid), size));
 				buf.data = palloc(len + 1);
 				memcpy(buf.data, data, len);
 				buf.data[len] = '\0';
