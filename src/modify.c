@@ -418,28 +418,23 @@ wcfdw_rowkey_from_slot(WcFdwModifyState *ms, TupleTableSlot *slot, size_t *len)
 
 /*
  * wcfdw_wide_insert
- *		The cells of a new row of a wide table; a row of NULLs has none and
- *		would not exist, so it is an error
+ *		The cells of a new row of a wide table; a row of NULLs (and empty
+ *		objects) has none and would not exist, so it is an error
  */
 static void
 wcfdw_wide_insert(WcFdwModifyState *ms, TupleTableSlot *slot)
 {
 	const uint8 *row;
 	size_t		row_len;
-	int			i;
-	bool		any = false;
 
 	slot_getallattrs(slot);
 	row = wcfdw_rowkey_from_slot(ms, slot, &row_len);
-	for (i = 0; i < ms->conv.cols.nwide; i++)
-		if (!slot->tts_isnull[ms->conv.cols.wide[i].attnum - 1])
-			any = true;
-	if (!any)
+	if (!wcfdw_wide_row_has_cell(&ms->conv, slot))
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("row of wide foreign table \"%s\" has no cell",
 						RelationGetRelationName(ms->rel)),
-				 errdetail("Every column but rowkey is NULL; a row is its cells, so it would not exist."),
+				 errdetail("Every column but rowkey is NULL or an object of no values; a row is its cells, so it would not exist."),
 				 errhint("Give at least one column a value.")));
 	wcfdw_wide_put_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false), slot,
 					   row, row_len, wcfdw_now_ms(), NULL, false);

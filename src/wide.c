@@ -846,6 +846,40 @@ wcfdw_wide_put_family(WcFdwConverter *conv, wc_batch *b, const WcFdwWideColumn *
 }
 
 /*
+ * wcfdw_wide_row_has_cell
+ *		Whether the row in slot would write a cell: a single-cell column not
+ *		NULL, or a whole family's object with a value that is not JSON null (an
+ *		object of none, '{}', writes nothing).  A family's value that is not an
+ *		object counts, so that wcfdw_wide_put_family reports it as such.
+ */
+bool
+wcfdw_wide_row_has_cell(const WcFdwConverter *conv, TupleTableSlot *slot)
+{
+	slot_getallattrs(slot);
+	for (int i = 0; i < conv->cols.nwide; i++)
+	{
+		const WcFdwWideColumn *w = &conv->cols.wide[i];
+		Jsonb	   *jb;
+		JsonbIterator *it;
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		if (slot->tts_isnull[w->attnum - 1])
+			continue;
+		if (!w->whole_family)
+			return true;
+		jb = DatumGetJsonbP(slot->tts_values[w->attnum - 1]);
+		if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_IS_SCALAR(jb))
+			return true;
+		it = JsonbIteratorInit(&jb->root);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_VALUE && v.type != jbvNull)
+				return true;
+	}
+	return false;
+}
+
+/*
  * wcfdw_wide_put_row
  *		The cells of the row in slot, all at ts: of every column, or of the
  *		columns in only (attnums offset by FirstLowInvalidHeapAttributeNumber,
