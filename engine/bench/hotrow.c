@@ -15,7 +15,10 @@
  * more files is read from it).  Only our engine: the scan path is ours.
  *
  *   make -C engine/bench run-hotrow
- *   engine/bench/hotrow [--files N] [--versions N] [--reads N] [--dir DIR]
+ *   engine/bench/hotrow [--files N] [--versions N] [--reads N] [--dir DIR] [--shared]
+ *
+ * --shared puts the logs' memtables in a shared region (64 MiB), as PostgreSQL
+ * does: the row cache then keeps a row's memtable entries too (scan.c).
  *
  * With no --files or --versions it runs the four cases 0/0, 5/0, 0/300, 5/300.
  */
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "wc.h"
@@ -210,6 +214,7 @@ main(int argc, char **argv)
 	int			nfiles = -1,
 				nversions = -1,
 				nreads = 100000;
+	bool		shared = false;
 	char		tmpl[] = "/tmp/wchotrow.XXXXXX";
 	const char *dir = NULL;
 	char		cmd[4200];
@@ -227,9 +232,11 @@ main(int argc, char **argv)
 			nreads = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
 			dir = argv[++i];
+		else if (strcmp(argv[i], "--shared") == 0)
+			shared = true;
 		else
 		{
-			fprintf(stderr, "usage: hotrow [--files N] [--versions N] [--reads N] [--dir DIR]\n");
+			fprintf(stderr, "usage: hotrow [--files N] [--versions N] [--reads N] [--dir DIR] [--shared]\n");
 			return 2;
 		}
 	}
@@ -249,6 +256,14 @@ main(int argc, char **argv)
 	wc_err_clear(&err);
 	if (wc_block_cache_create(mem, region, &err) != WC_OK)
 		die("block cache", &err);
+	if (shared)
+	{
+		size_t		size = wc_shared_memtable_region_size((size_t) 64 << 20);
+		void	   *r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (r == MAP_FAILED || wc_shared_memtable_create(r, size, &err) != WC_OK)
+			die("shared memtables", r == MAP_FAILED ? NULL : &err);
+	}
 
 	printf("a row of %d columns read %d times a round (best of 5), ns per read\n", COLUMNS, nreads);
 	printf("files versions     hot row     cold row    ratio  hot, cached\n");
