@@ -37,6 +37,7 @@ typedef struct rc_entry
 	int			nuids;
 	uint32_t	versions;
 	uint64_t	trunc;
+	uint64_t	bound;			/* serves readers whose snapshot is at or above */
 	uint32_t	ncells;
 	wc_cell    *cells;
 } rc_entry;
@@ -277,7 +278,7 @@ wc_rowcache_get(wc_rowcache *rc, const wc_rowcache_key *key, bool *admit)
 
 	*admit = false;
 	for (e = rc->buckets[hash & (rc->nbuckets - 1)]; e != NULL; e = e->hnext)
-		if (key_matches(e, hash, key))
+		if (key_matches(e, hash, key) && e->bound <= key->snapshot)
 		{
 			wc_iter    *it = iter_new(e);
 
@@ -335,11 +336,17 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 	wc_err		ignored;
 
 	/* the row's entries and their bytes into the scratch */
-	for (; wc_iter_valid(from); wc_iter_next(from))
+	for (bool advance = false;;)
 	{
-		const wc_cell *c = wc_iter_cell(from);
+		const wc_cell *c;
 		wc_cell    *d;
 
+		if (advance)
+			wc_iter_next(from);
+		advance = true;
+		if (!wc_iter_valid(from))
+			break;
+		c = wc_iter_cell(from);
 		if (wc_row_cmp(c->row, c->row_len, key->row, key->row_len) != 0)
 			break;
 		if (keep != NULL)
@@ -348,6 +355,29 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 
 			if (verdict < 0)
 				return NULL;
+			if (verdict == WC_VIS_SKIP_COLUMN)
+			{
+				/*
+				 * The column's places are taken by entries every reader of the
+				 * entry sees (those at or below keep_above; key.bound): what
+				 * follows is older, beyond them for every such reader, even an
+				 * entry above keep_above (the masks that count come first).  A
+				 * popular row's column in a memtable has hundreds of versions.
+				 */
+				wc_cell		target;
+
+				memset(&target, 0, sizeof(target));
+				target.row = keep->row;
+				target.row_len = (uint32_t) keep->row_len;
+				target.qual = keep->qual;
+				target.qual_len = (uint32_t) keep->qual_len;
+				target.type = WC_TYPE_PUT;
+				target.ts = INT64_MIN;
+				target.seq = 0;
+				wc_iter_seek(from, &target);
+				advance = false;
+				continue;
+			}
 			if (verdict != WC_VIS_EMIT)
 				continue;
 		}
@@ -402,12 +432,21 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 	e->nuids = key->nuids;
 	e->versions = key->versions;
 	e->trunc = key->trunc;
+	e->bound = key->bound;
 	e->ncells = (uint32_t) ncells;
 	e->refs = 1;				/* the cache's */
 	if ((it = iter_new(e)) == NULL)
 	{
 		free(e);
 		return NULL;
+	}
+
+	/* an entry of the key a reader could not use (its bound) gives way */
+	for (rc_entry *old = rc->buckets[hash & (rc->nbuckets - 1)], *next; old != NULL; old = next)
+	{
+		next = old->hnext;
+		if (key_matches(old, hash, key))
+			unlist(rc, old);
 	}
 
 	/* room first: the least recently used go */
