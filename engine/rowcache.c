@@ -334,9 +334,13 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 	uint8_t    *p;
 	wc_iter    *it;
 	wc_err		ignored;
+	uint8_t    *tomb_qual = NULL;	/* the column of the last DEL_COLUMN above keep_above */
+	size_t		tomb_cap = 0,
+				tomb_len = 0;
+	bool		col_tomb_above = false;
 
 	/* the row's entries and their bytes into the scratch */
-	for (bool advance = false;;)
+	for (bool advance = false, fam_tomb_above = false;;)
 	{
 		const wc_cell *c;
 		wc_cell    *d;
@@ -354,15 +358,29 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 			int			verdict = wc_vis_step(keep, c);
 
 			if (verdict < 0)
-				return NULL;
-			if (verdict == WC_VIS_SKIP_COLUMN)
+				goto fail;
+			if (c->seq > keep->rules.keep_above && c->type == WC_TYPE_DEL_FAMILY)
+				fam_tomb_above = true;
+			else if (c->seq > keep->rules.keep_above && c->type == WC_TYPE_DEL_COLUMN)
+			{
+				if (!wc_buf_reserve(&tomb_qual, &tomb_cap, c->qual_len + 1))
+					goto fail;
+				memcpy(tomb_qual, c->qual, c->qual_len);
+				tomb_len = c->qual_len;
+				col_tomb_above = true;
+			}
+			if (verdict == WC_VIS_SKIP_COLUMN && !fam_tomb_above &&
+				!(col_tomb_above && wc_bytes_eq(keep->qual, keep->qual_len, tomb_qual, tomb_len)))
 			{
 				/*
 				 * The column's places are taken by entries every reader of the
 				 * entry sees (those at or below keep_above; key.bound): what
 				 * follows is older, beyond them for every such reader, even an
-				 * entry above keep_above (the masks that count come first).  A
-				 * popular row's column in a memtable has hundreds of versions.
+				 * entry above keep_above.  Unless a column or family tombstone
+				 * above keep_above came first (they sort first): to a reader
+				 * that sees it, those places are deleted, and a version written
+				 * after it with an older timestamp is the newest.  A popular
+				 * row's column in a memtable has hundreds of versions.
 				 */
 				wc_cell		target;
 
@@ -384,7 +402,7 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 		if ((ncells + 1) * sizeof(wc_cell) + nbytes + c->qual_len + c->val_len > rc->max_entry ||
 			!wc_array_reserve(&rc->cells, &rc->cells_cap, ncells + 1, sizeof(wc_cell)) ||
 			!wc_buf_reserve(&rc->bytes, &rc->bytes_cap, nbytes + c->qual_len + c->val_len + 1))
-			return NULL;
+			goto fail;
 		d = &rc->cells[ncells++];
 		*d = *c;
 		/* offsets for now; pointers once the entry is made */
@@ -396,6 +414,7 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 			memcpy(rc->bytes + nbytes, c->val, c->val_len);
 		nbytes += c->val_len;
 	}
+	free(tomb_qual);
 	wc_err_clear(&ignored);
 	if (wc_iter_status(from, &ignored) != WC_OK)
 		return NULL;
@@ -469,6 +488,10 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 	rc->stats.bytes += total;
 	rc->stats.fills++;
 	return it;
+
+fail:
+	free(tomb_qual);
+	return NULL;
 }
 
 void
