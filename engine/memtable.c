@@ -53,8 +53,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "bloom.h"
 #include "err.h"
@@ -109,8 +107,6 @@ typedef struct mt_rowent
 	struct mt_rowent *next;		/* in its bucket; set before it is linked */
 	mt_node    *first;			/* changes as columns that sort first arrive */
 	uint32_t	hash;
-	uint32_t	stamp;			/* entries added to the row since the entry was
-								 * made: raised (release) after each is linked */
 } mt_rowent;
 
 /* The row index's table: a power of two of buckets, each a chain of rows. */
@@ -153,7 +149,6 @@ typedef struct mt_core
 	int64_t		ts_max;
 	uint32_t	range_tombstones;
 	uint64_t	entry_bytes;	/* of its nodes */
-	uint64_t	uid;			/* names this memtable in row cache keys */
 } mt_core;
 
 struct wc_memtable
@@ -183,8 +178,6 @@ typedef struct mt_iter
 	wc_cell		cell;			/* view of it */
 	bool		confined;		/* to one row (wc_memtable_iter_confine) */
 	mt_node    *row;			/* ... the row's first node; NULL: mt holds nothing of it */
-	bool		stamped;		/* ... and its stamp, read before row */
-	uint32_t	stamp;
 } mt_iter;
 
 /* ---------------------------------------------------------------- arena */
@@ -532,7 +525,6 @@ rowidx_grow(wc_memtable *mt, mt_rowidx *x)
 				return;			/* y is left unreachable in the arena */
 			copy->first = e->first;
 			copy->hash = e->hash;
-			copy->stamp = e->stamp;
 			rowidx_link(y, copy);
 		}
 	__atomic_store_n(&mt->core->rowidx, y, __ATOMIC_RELEASE);
@@ -541,11 +533,10 @@ rowidx_grow(wc_memtable *mt, mt_rowidx *x)
 /*
  * The node of c's column found through its row's entry in the index (an update
  * of a column already there, as most are, costs no search), or NULL: the row or
- * the column is not there, or lies too far into the row.  *ent is the row's
- * entry when the row is there.  For the one adding.
+ * the column is not there, or lies too far into the row.  For the one adding.
  */
 static mt_node *
-column_by_index(const wc_memtable *mt, const wc_cell *c, mt_rowent **ent)
+column_by_index(const wc_memtable *mt, const wc_cell *c)
 {
 	const mt_rowidx *x = mt->core->rowidx;
 	mt_rowent  *e;
@@ -553,7 +544,6 @@ column_by_index(const wc_memtable *mt, const wc_cell *c, mt_rowent **ent)
 
 	if (x == NULL || (e = rowidx_find(x, row_hash(c->row, c->row_len), c->row, c->row_len)) == NULL)
 		return NULL;
-	*ent = e;
 	n = e->first;
 	for (int i = 0; i < 16 && n != NULL && node_in_row(n, c->row, c->row_len); i++)
 	{
@@ -564,22 +554,6 @@ column_by_index(const wc_memtable *mt, const wc_cell *c, mt_rowent **ent)
 		n = n->next[0];
 	}
 	return NULL;
-}
-
-/*
- * Raises the stamp of c's row, once an entry of it is linked (a reader that
- * reads the new stamp then finds the entry); e is the row's entry in the
- * current table, or NULL to look it up.  For the one adding.
- */
-static void
-row_stamp_raise(wc_memtable *mt, const wc_cell *c, mt_rowent *e)
-{
-	const mt_rowidx *x = mt->core->rowidx;
-
-	if (e == NULL && x != NULL)
-		e = rowidx_find(x, row_hash(c->row, c->row_len), c->row, c->row_len);
-	if (e != NULL)
-		__atomic_store_n(&e->stamp, e->stamp + 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -609,7 +583,6 @@ rowidx_build(wc_memtable *mt)
 			return;				/* x is left unreachable in the arena */
 		e->first = node;
 		e->hash = row_hash(node_key(node), node->row_len);
-		e->stamp = 0;
 		rowidx_link(x, e);
 	}
 	k->rowidx = x;
@@ -637,26 +610,6 @@ row_first(const wc_memtable *mt, const uint8_t *row, size_t len)
 	return n != NULL && node_in_row(n, row, len) ? n : NULL;
 }
 
-/*
- * A name for a new memtable, unique in practice among the memtables a process
- * sees (its own and those of other processes' shared logs): the time, the
- * process, the address and a count, mixed (splitmix64's finalizer).
- */
-static uint64_t
-new_uid(const void *addr)
-{
-	static uint64_t count;
-	struct timespec ts;
-	uint64_t	x;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	x = ((uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec) ^ ((uint64_t) getpid() << 40) ^
-		(uint64_t) (uintptr_t) addr ^ (__atomic_add_fetch(&count, 1, __ATOMIC_RELAXED) << 20);
-	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return x ^ (x >> 31);
-}
-
 /* Makes mt's skiplist in its arena; false when out of memory. */
 static bool
 core_make(wc_memtable *mt)
@@ -673,7 +626,6 @@ core_make(wc_memtable *mt)
 	k->head = head;
 	k->height = 1;
 	k->rng = UINT64_C(0x9e3779b97f4a7c15);
-	k->uid = new_uid(k);
 	k->ts_min = INT64_MAX;
 	k->ts_max = INT64_MIN;
 	for (int i = 0; i < MT_MAX_HEIGHT; i++)
@@ -899,7 +851,6 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 	mt_core    *k = mt->core;
 	mt_node    *prev[MT_MAX_HEIGHT];
 	mt_node    *node = NULL;
-	mt_rowent  *ent = NULL;		/* the row's in the index, when known */
 	mt_ver	   *v;
 	uint8_t    *p;
 	int			h,
@@ -916,7 +867,7 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 		else					/* a column right after it: its predecessors are ours */
 			memcpy(prev, k->last_prev, sizeof(prev[0]) * height);
 	}
-	else if ((node = column_by_index(mt, c, &ent)) != NULL)
+	else if ((node = column_by_index(mt, c)) != NULL)
 	{
 		/* another entry of a column there: k->last and its predecessors stay
 		 * right, as no node was linked since they were set */
@@ -938,7 +889,6 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 			return WC_NOMEM;
 		if (size == 0)
 			return WC_OK;
-		row_stamp_raise(mt, c, ent);
 	}
 	else
 	{
@@ -986,7 +936,6 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 					return wc_err_set(err, WC_NOMEM, "out of memory for a memtable's row index");
 				fresh->first = node;
 				fresh->hash = hash;
-				fresh->stamp = 0;
 			}
 		}
 
@@ -998,18 +947,13 @@ wc_memtable_add(wc_memtable *mt, const wc_cell *c, wc_err *err)
 		if (h > height)
 			__atomic_store_n(&k->height, h, __ATOMIC_RELEASE);
 		if (row_ent != NULL)
-		{
 			__atomic_store_n(&row_ent->first, node, __ATOMIC_RELEASE);
-			row_stamp_raise(mt, c, row_ent);
-		}
 		else if (fresh != NULL)
 		{
 			rowidx_link(x, fresh);
 			if (x->nrows > 2 * x->nbuckets)
 				rowidx_grow(mt, x);
 		}
-		else
-			row_stamp_raise(mt, c, NULL);
 
 		/* a column right after this node has it as predecessor below its height */
 		k->last = node;
@@ -1340,39 +1284,10 @@ wc_memtable_iter_confine(wc_iter *it, const uint8_t *row, size_t row_len)
 {
 	mt_iter    *mi = (mt_iter *) it;
 
-	const mt_rowidx *x;
-	mt_rowent  *e;
-
 	mi->node = NULL;
 	mi->confined = row != NULL;
-	mi->stamped = false;
 	if (row != NULL && mi->mt->shl == NULL && mi->mt->core->rowidx == NULL)
 		rowidx_build(mi->mt);
-	if (row != NULL && mi->mt->shl != NULL && (x = rowidx_of(mi->mt->core)) != NULL)
-	{
-		/* the stamp first: what the row held then is reachable from its first node */
-		if ((e = rowidx_find(x, row_hash(row, row_len), row, row_len)) != NULL)
-		{
-			mi->stamp = __atomic_load_n(&e->stamp, __ATOMIC_ACQUIRE);
-			mi->row = __atomic_load_n(&e->first, __ATOMIC_ACQUIRE);
-			mi->stamped = true;
-		}
-		else
-			mi->row = NULL;
-		return mi->row != NULL;
-	}
 	mi->row = row != NULL ? row_first(mi->mt, row, row_len) : NULL;
 	return row == NULL || mi->row != NULL;
-}
-
-bool
-wc_memtable_iter_row_stamp(const wc_iter *it, uint64_t *uid, uint32_t *stamp)
-{
-	const mt_iter *mi = (const mt_iter *) it;
-
-	if (!mi->stamped)
-		return false;
-	*uid = mi->mt->core->uid;
-	*stamp = mi->stamp;
-	return true;
 }

@@ -82,15 +82,4 @@ wc_iter    *wc_memtable_iter_new(wc_memtable *mt);
  */
 bool		wc_memtable_iter_confine(wc_iter *it, const uint8_t *row, size_t row_len);
 
-/*
- * What names the entries of the row it was confined to, for the row cache
- * (rowcache.h): the memtable's uid and the row's stamp, the count of entries
- * added to the row, read before anything of the row.  Entries are never
- * removed, so a row of one stamp held the same entries for every reader that
- * read that stamp (and a reader that reads them later may find more, added
- * since: newer than its snapshot).  Only for a shared memtable (with a row
- * index) and a row it holds; false otherwise.
- */
-bool		wc_memtable_iter_row_stamp(const wc_iter *it, uint64_t *uid, uint32_t *stamp);
-
 #endif

@@ -37,7 +37,6 @@ typedef struct rc_entry
 	int			nuids;
 	uint32_t	versions;
 	uint64_t	trunc;
-	uint64_t	bound;			/* serves readers whose snapshot is at or above */
 	uint32_t	ncells;
 	wc_cell    *cells;
 } rc_entry;
@@ -278,7 +277,7 @@ wc_rowcache_get(wc_rowcache *rc, const wc_rowcache_key *key, bool *admit)
 
 	*admit = false;
 	for (e = rc->buckets[hash & (rc->nbuckets - 1)]; e != NULL; e = e->hnext)
-		if (key_matches(e, hash, key) && e->bound <= key->snapshot)
+		if (key_matches(e, hash, key))
 		{
 			wc_iter    *it = iter_new(e);
 
@@ -334,23 +333,13 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 	uint8_t    *p;
 	wc_iter    *it;
 	wc_err		ignored;
-	uint8_t    *tomb_qual = NULL;	/* the column of the last DEL_COLUMN above keep_above */
-	size_t		tomb_cap = 0,
-				tomb_len = 0;
-	bool		col_tomb_above = false;
 
 	/* the row's entries and their bytes into the scratch */
-	for (bool advance = false, fam_tomb_above = false;;)
+	for (; wc_iter_valid(from); wc_iter_next(from))
 	{
-		const wc_cell *c;
+		const wc_cell *c = wc_iter_cell(from);
 		wc_cell    *d;
 
-		if (advance)
-			wc_iter_next(from);
-		advance = true;
-		if (!wc_iter_valid(from))
-			break;
-		c = wc_iter_cell(from);
 		if (wc_row_cmp(c->row, c->row_len, key->row, key->row_len) != 0)
 			break;
 		if (keep != NULL)
@@ -358,51 +347,14 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 			int			verdict = wc_vis_step(keep, c);
 
 			if (verdict < 0)
-				goto fail;
-			if (c->seq > keep->rules.keep_above && c->type == WC_TYPE_DEL_FAMILY)
-				fam_tomb_above = true;
-			else if (c->seq > keep->rules.keep_above && c->type == WC_TYPE_DEL_COLUMN)
-			{
-				if (!wc_buf_reserve(&tomb_qual, &tomb_cap, c->qual_len + 1))
-					goto fail;
-				memcpy(tomb_qual, c->qual, c->qual_len);
-				tomb_len = c->qual_len;
-				col_tomb_above = true;
-			}
-			if (verdict == WC_VIS_SKIP_COLUMN && !fam_tomb_above &&
-				!(col_tomb_above && wc_bytes_eq(keep->qual, keep->qual_len, tomb_qual, tomb_len)))
-			{
-				/*
-				 * The column's places are taken by entries every reader of the
-				 * entry sees (those at or below keep_above; key.bound): what
-				 * follows is older, beyond them for every such reader, even an
-				 * entry above keep_above.  Unless a column or family tombstone
-				 * above keep_above came first (they sort first): to a reader
-				 * that sees it, those places are deleted, and a version written
-				 * after it with an older timestamp is the newest.  A popular
-				 * row's column in a memtable has hundreds of versions.
-				 */
-				wc_cell		target;
-
-				memset(&target, 0, sizeof(target));
-				target.row = keep->row;
-				target.row_len = (uint32_t) keep->row_len;
-				target.qual = keep->qual;
-				target.qual_len = (uint32_t) keep->qual_len;
-				target.type = WC_TYPE_PUT;
-				target.ts = INT64_MIN;
-				target.seq = 0;
-				wc_iter_seek(from, &target);
-				advance = false;
-				continue;
-			}
+				return NULL;
 			if (verdict != WC_VIS_EMIT)
 				continue;
 		}
 		if ((ncells + 1) * sizeof(wc_cell) + nbytes + c->qual_len + c->val_len > rc->max_entry ||
 			!wc_array_reserve(&rc->cells, &rc->cells_cap, ncells + 1, sizeof(wc_cell)) ||
 			!wc_buf_reserve(&rc->bytes, &rc->bytes_cap, nbytes + c->qual_len + c->val_len + 1))
-			goto fail;
+			return NULL;
 		d = &rc->cells[ncells++];
 		*d = *c;
 		/* offsets for now; pointers once the entry is made */
@@ -414,7 +366,6 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 			memcpy(rc->bytes + nbytes, c->val, c->val_len);
 		nbytes += c->val_len;
 	}
-	free(tomb_qual);
 	wc_err_clear(&ignored);
 	if (wc_iter_status(from, &ignored) != WC_OK)
 		return NULL;
@@ -451,21 +402,12 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 	e->nuids = key->nuids;
 	e->versions = key->versions;
 	e->trunc = key->trunc;
-	e->bound = key->bound;
 	e->ncells = (uint32_t) ncells;
 	e->refs = 1;				/* the cache's */
 	if ((it = iter_new(e)) == NULL)
 	{
 		free(e);
 		return NULL;
-	}
-
-	/* an entry of the key a reader could not use (its bound) gives way */
-	for (rc_entry *old = rc->buckets[hash & (rc->nbuckets - 1)], *next; old != NULL; old = next)
-	{
-		next = old->hnext;
-		if (key_matches(old, hash, key))
-			unlist(rc, old);
 	}
 
 	/* room first: the least recently used go */
@@ -488,10 +430,6 @@ wc_rowcache_fill(wc_rowcache *rc, const wc_rowcache_key *key, wc_iter *from, wc_
 	rc->stats.bytes += total;
 	rc->stats.fills++;
 	return it;
-
-fail:
-	free(tomb_qual);
-	return NULL;
 }
 
 void

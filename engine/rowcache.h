@@ -13,11 +13,8 @@
  * changes, so an entry is right for as long as a scan would read the same set;
  * after a flush or a compaction scans read another set and no longer find it,
  * and the least recently used entries go once the cache holds more than its
- * budget.  The row's entries in the logs' shared memtables may join it, named
- * in the key by each memtable's uid and the row's stamp there (scan.c,
- * cached_row; such an entry serves only snapshots at or above its bound);
- * otherwise memtables are merged on top, and pending batches always are.
- * Visibility is decided after the merge: a snapshot sees through the cache
+ * budget.  Memtables and pending batches are merged on top as before, and
+ * visibility is decided after the merge: a snapshot sees through the cache
  * exactly what it sees without it.
  *
  * Admission: a row is cached at its second miss while the first is remembered
@@ -56,8 +53,7 @@ void		wc_rowcache_free(wc_rowcache *rc);
 
 /*
  * The key of a lookup: family fam of row, merged from the sorted files whose
- * uids are uids[0..nuids-1] in ascending order, and from the memtables named
- * after them (scan.c: a memtable's uid and the row's stamp in it).
+ * uids are uids[0..nuids-1] in ascending order.
  */
 typedef struct wc_rowcache_key
 {
@@ -70,15 +66,6 @@ typedef struct wc_rowcache_key
 	/* what an entry keeps depends on these too (scan.c, cache_rules): */
 	uint32_t	versions;		/* the family's max_versions */
 	uint64_t	trunc;			/* the reader's truncate point */
-	/*
-	 * An entry that holds a memtable's entries, which may be newer than some
-	 * reader's snapshot, serves only readers whose snapshot is at or above its
-	 * bound (the entries it merged are those such a reader sees).  Fill: the
-	 * entry's bound (0 for sorted files alone: any reader of them); get: the
-	 * reader's snapshot.
-	 */
-	uint64_t	bound;
-	uint64_t	snapshot;
 } wc_rowcache_key;
 
 /*

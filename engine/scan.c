@@ -50,13 +50,6 @@ typedef struct source
 	wc_batch   *batch;			/* a pending batch: its overlay, made when wanted */
 	bool		empty;			/* the batch has nothing of this family */
 	bool		wanted;			/* a sorted file that can matter (sst_wanted) */
-	bool		log;			/* a log's memtable */
-	bool		confined;		/* ... stream_build confined iter to the row of a
-								 * point read: */
-	bool		holds;			/* ... which it holds */
-	bool		in_row;			/* ... and names for the row cache by: */
-	uint32_t	stamp;			/* ... the row's stamp there */
-	uint64_t	mt_uid;			/* ... and the memtable's uid */
 	wc_iter    *iter;
 } source;
 
@@ -70,7 +63,6 @@ typedef struct fam_stream
 	wc_iter    *merge;			/* over the sources (not owned); NULL = empty */
 	wc_iter    *cached;			/* the sorted files' part of a point read, from
 								 * the row cache (cached_row), or NULL */
-	bool		cached_logs;	/* ... and the logs' memtables' part too */
 
 	int			range_idx;
 	bool		step_first;		/* the merge sits on the cell returned last */
@@ -324,31 +316,18 @@ cache_rules(const wc_scan *scan, const fam_stream *fs, wc_vis_rules *rules)
 }
 
 /*
- * A forward point read of one row whose family lies in two or more sources,
- * nfiles of the sorted files and nlogs of the logs' memtables (nlogs 0: the
- * memtables are read as usual): the entries those sources hold of the row, from
- * the row cache (rowcache.h), which a second miss fills with one read of them;
- * NULL to read them as usual (a miss, a row too large to cache, no memory, or an
+ * A forward point read of one row whose family lies in nfiles >= 2 of the
+ * sorted files: the entries the files hold of the row, from the row cache
+ * (rowcache.h), which a second miss fills with one read of the files; NULL to
+ * read the files as usual (a miss, a row too large to cache, no memory, or an
  * error of the files, which that read reports).
- *
- * A memtable is named in the key by its uid and the row's stamp in it, which
- * changes with every entry added to the row (wc_memtable_iter_row_stamp), so a
- * popular row updated since the last flush is read from one copy in this
- * process's memory instead of merging each column's entries in the files and
- * in the shared memtable, whose values lie in the log's pages (YCSB's reads
- * after updates).  Its entries may be newer than another reader's snapshot,
- * so the fill keeps every entry above the filler's snapshot as it is (they
- * decide nothing: visible.h), and the entry serves only readers whose
- * snapshot is at or above it (key.bound): for them, everything the fill
- * compacted is what they see.
  */
 static wc_iter *
-cached_row(wc_scan *scan, fam_stream *fs, int nfiles, int nlogs)
+cached_row(wc_scan *scan, fam_stream *fs, int nfiles)
 {
 	const wc_key_range *r = &scan->ranges[0];
-	int			nkey = nfiles + (nlogs > 0 ? 1 + 2 * nlogs : 0);
-	uint64_t	small[16];
-	uint64_t   *uids = nkey <= 16 ? small : malloc(sizeof(uint64_t) * (size_t) nkey);
+	uint64_t	small[8];
+	uint64_t   *uids = nfiles <= 8 ? small : malloc(sizeof(uint64_t) * (size_t) nfiles);
 	wc_iter   **kids = NULL;
 	wc_iter    *merge,
 			   *it = NULL;
@@ -369,18 +348,6 @@ cached_row(wc_scan *scan, fam_stream *fs, int nfiles, int nlogs)
 				uids[j] = uids[j - 1];
 			uids[j] = u;
 		}
-	if (nlogs > 0)
-	{
-		/* after the files' uids, a mark, then (uid, stamp) of each memtable in
-		 * the version's order of its logs */
-		uids[n++] = UINT64_MAX;
-		for (int i = 0; i < fs->nsrc; i++)
-			if (fs->src[i].in_row)
-			{
-				uids[n++] = fs->src[i].mt_uid;
-				uids[n++] = fs->src[i].stamp;
-			}
-	}
 	key.fam = (const uint8_t *) fs->name;
 	key.fam_len = fs->name_len;
 	key.row = r->start;
@@ -389,41 +356,28 @@ cached_row(wc_scan *scan, fam_stream *fs, int nfiles, int nlogs)
 	key.nuids = n;
 	key.versions = fs->vis.rules.max_versions;
 	key.trunc = scan->trunc;
-	key.snapshot = scan->v->snapshot_seq;
-	key.bound = 0;
 	if ((it = wc_rowcache_get(scan->db->rowcache, &key, &admit)) != NULL)
 		scan->stats.rows_cached++;
-	else if (admit && (kids = calloc((size_t) (nfiles + nlogs), sizeof(wc_iter *))) != NULL)
+	else if (admit && (kids = calloc((size_t) n, sizeof(wc_iter *))) != NULL)
 	{
-		/* its second miss: the sources' entries of the row, merged, into the cache */
+		/* its second miss: the files' entries of the row, merged, into the cache */
 		int			k = 0;
 
-		for (int i = 0; i < fs->nsrc && k < nfiles + nlogs; i++)
+		for (int i = 0; i < fs->nsrc && k < n; i++)
 		{
 			source	   *s = &fs->src[i];
 
-			if (nlogs > 0 && s->in_row)
-			{
-				kids[k++] = s->iter;
-				continue;
-			}
 			if (s->sst == NULL || !s->wanted)
 				continue;
 			if (!sst_iter_open(scan, s))
 				break;
 			kids[k++] = s->iter;
 		}
-		if (k == nfiles + nlogs && (merge = wc_merge_iter_new_borrowing(kids, k)) != NULL)
+		if (k == n && (merge = wc_merge_iter_new_borrowing(kids, k)) != NULL)
 		{
 			wc_vis		keep;
 
 			cache_rules(scan, fs, &keep.rules);
-			if (nlogs > 0)
-			{
-				if (keep.rules.keep_above > scan->v->snapshot_seq)
-					keep.rules.keep_above = scan->v->snapshot_seq;
-				key.bound = keep.rules.keep_above;
-			}
 			wc_vis_init(&keep, &keep.rules);
 			wc_cell_row_start(&target, r->start, r->start_len);
 			wc_iter_seek(merge, &target);
@@ -445,16 +399,13 @@ stream_build(wc_scan *scan, fam_stream *fs)
 	wc_iter    *small[16];
 	wc_iter   **children = small;
 	int			n = 0,
-				nfiles = 0,
-				nlogs = 0;
+				nfiles = 0;
 	bool		confine;		/* a forward read of one rowkey */
-	bool		cache;			/* ... which the row cache may serve */
 
 	wc_iter_close(fs->merge);
 	fs->merge = NULL;
 	wc_iter_close(fs->cached);
 	fs->cached = NULL;
-	fs->cached_logs = false;
 	if (fs->nsrc + 1 > (int) (sizeof(small) / sizeof(small[0])) &&
 		(children = malloc(sizeof(wc_iter *) * (size_t) (fs->nsrc + 1))) == NULL)
 		return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
@@ -472,44 +423,8 @@ stream_build(wc_scan *scan, fam_stream *fs)
 		}
 	}
 	confine = scan->points && scan->nranges == 1 && !scan->reverse;
-	cache = confine && scan->db->rowcache != NULL && !scan->opts->bulk;
-	for (int i = 0; i < fs->nsrc; i++)
-	{
-		source	   *s = &fs->src[i];
-
-		s->confined = s->holds = s->in_row = false;
-		if (!cache || !s->log)
-			continue;
-		/* the logs' memtables join the cached row when each that holds it can
-		 * name it (wc_memtable_iter_row_stamp); confined to the row here */
-		s->confined = true;
-		if (!(s->holds = wc_memtable_iter_confine(s->iter, scan->ranges[0].start,
-												  scan->ranges[0].start_len)))
-			continue;
-		if (!wc_memtable_iter_row_stamp(s->iter, &s->mt_uid, &s->stamp))
-		{
-			nlogs = -1;
-			continue;
-		}
-		s->in_row = true;
-		nlogs++;
-	}
-	if (nlogs < 0)
-	{
-		for (int i = 0; i < fs->nsrc; i++)
-			fs->src[i].in_row = false;
-		nlogs = 0;
-	}
-	/*
-	 * The row with its entries in the logs first; else, as a row written since
-	 * its last read (its stamp raised) is, the files' part alone, the logs'
-	 * memtables merged on top as they are: a row updated as often as it is read
-	 * (YCSB's A and F) still finds that part cached.
-	 */
-	if (cache && nlogs > 0 && nfiles + nlogs >= 2)
-		fs->cached_logs = (fs->cached = cached_row(scan, fs, nfiles, nlogs)) != NULL;
-	if (cache && fs->cached == NULL && nfiles >= 2)
-		fs->cached = cached_row(scan, fs, nfiles, 0);
+	if (nfiles >= 2 && scan->db->rowcache != NULL && confine && !scan->opts->bulk)
+		fs->cached = cached_row(scan, fs, nfiles);
 	for (int i = 0; i < fs->nsrc; i++)
 	{
 		source	   *s = &fs->src[i];
@@ -541,11 +456,9 @@ stream_build(wc_scan *scan, fam_stream *fs)
 			if (!sst_iter_open(scan, s))
 				goto oom;
 		}
-		if (s->log && (fs->cached_logs || (s->confined && !s->holds)))
-			continue;
 		/* a memtable (a log's, or a batch's overlay): a point read asks its row
 		 * index, and leaves it out when the row is not there */
-		if (s->sst == NULL && !s->confined &&
+		if (s->sst == NULL &&
 			!wc_memtable_iter_confine(s->iter, confine ? scan->ranges[0].start : NULL,
 									  confine ? scan->ranges[0].start_len : 0))
 			continue;
@@ -610,7 +523,6 @@ stream_init(wc_scan *scan, fam_stream *fs, const wc_family *f, int64_t now)
 			continue;
 		if ((fs->src[fs->nsrc].iter = wc_memtable_iter_new(v->mems[i].mt)) == NULL)
 			return wc_err_set(&scan->err, WC_NOMEM, "out of memory");
-		fs->src[fs->nsrc].log = true;
 		fs->nsrc++;
 	}
 	for (int i = 0; i < v->nssts; i++)

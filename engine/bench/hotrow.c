@@ -18,7 +18,7 @@
  *   engine/bench/hotrow [--files N] [--versions N] [--reads N] [--dir DIR] [--shared]
  *
  * --shared puts the logs' memtables in a shared region (64 MiB), as PostgreSQL
- * does: the row cache then keeps a row's memtable entries too (scan.c).
+ * does (their values then stay in the log's pages).
  *
  * With no --files or --versions it runs the four cases 0/0, 5/0, 0/300, 5/300.
  */

@@ -25,7 +25,6 @@
 #include "testutil.h"
 #include "../db_internal.h"
 #include "../rowcache.h"
-#include "../shmt.h"
 
 static wc_family_opts fams[] = {
 	{.name = "a", .max_versions = 3},
@@ -513,141 +512,6 @@ test_versions_raised(void)
 	wc_db_close(cached);
 }
 
-/* Puts row r01's b:q at ts, value val, through db (committed). */
-static void
-put_one(wc_db *db, const char *q, int64_t ts, const char *val)
-{
-	wc_batch   *b = wc_batch_new();
-	wc_err		err;
-
-	wc_err_clear(&err);
-	CHECK_OK(wc_batch_put(b, "b", 1, "r01", 3, q, strlen(q), ts, val, strlen(val), &err), &err);
-	write_batch(db, b, 0);
-	wc_batch_free(b);
-}
-
-/* Renders what scan s, reset to range, returns. */
-static void
-render_reset(wc_scan *s, const wc_key_range *range, char *out, size_t size)
-{
-	wc_cell_view c;
-	wc_err		err;
-	size_t		used = 0;
-	int			rc;
-
-	wc_err_clear(&err);
-	out[0] = '\0';
-	CHECK_OK(wc_scan_reset(s, range, 1, &err), &err);
-	while ((rc = wc_scan_next(s, &c, &err)) == 1 && used + 64 + c.val_len < size)
-		used += (size_t) snprintf(out + used, size - used, "%.*s:%.*s@%" PRId64 "=%.*s;",
-								  (int) c.family_len, c.family, (int) c.qual_len, c.qual,
-								  c.ts, (int) c.val_len, c.val);
-	CHECK(rc == 0, "scan: %s", err.msg);
-}
-
-/*
- * A row with entries in a shared memtable is cached with them (named by the
- * row's stamp), and a reader whose snapshot is older than an entry's filler
- * does not use it: one handle reads a row with a version in a file and one in
- * the log, then again after the writer (another handle) adds a newer version
- * while the reader's version does not include it (it must not see it, and the
- * fill must keep the older one for it), then refreshed (it must), then through a
- * scan opened at the old version and reset to the row after a newer reader
- * filled the cache (it must still see the old).
- */
-static void
-test_memtable_rows(void)
-{
-	char	   *dir = test_tmpdir("rowcache-mem");
-	wc_db	   *w = open_db(dir, 0);
-	wc_db	   *r = open_db(dir, 64 << 10);
-	wc_scan    *held = NULL;
-	wc_key_range range;
-	wc_scan_opts o;
-	wc_scan_stats st;
-	wc_err		err;
-	char		out[512];
-	uint64_t	hits = 0;
-	/* family b keeps one version (so a fill at a newer snapshot drops v2);
-	 * render() names the row, render_reset() not */
-	const char *v2 = "b:q1@6=v2;b:q2@5=x1;";
-	const char *r2 = "r01/b:q1@6=v2;r01/b:q2@5=x1;";
-	const char *r3 = "r01/b:q1@7=v3;r01/b:q2@5=x1;";
-	const char *r4 = "r01/b:q1@8=v4;r01/b:q2@5=x1;";
-
-	wc_err_clear(&err);
-	put_one(w, "q1", 5, "v1");
-	put_one(w, "q2", 5, "x1");
-	CHECK_OK(wc_db_flush(w, &err), &err);
-	put_one(w, "q1", 6, "v2");
-	CHECK_OK(wc_db_refresh(r, &err), &err);
-	memset(&range, 0, sizeof(range));
-	range.start = range.stop = (const uint8_t *) "r01";
-	range.start_len = range.stop_len = 3;
-	range.start_bound = range.stop_bound = WC_INCLUSIVE;
-	wc_scan_opts_init(&o);
-	o.ranges = &range;
-	o.nranges = 1;
-	for (int i = 0; i < 3; i++)
-	{
-		render(r, &o, out, sizeof(out), &st);
-		hits += st.rows_cached;
-		CHECK(strcmp(out, r2) == 0, "read %d of the row: %s", i, out);
-	}
-	CHECK(!wc_shmt_enabled() || hits > 0, "the row with a memtable version was cached (%" PRIu64 " hits)", hits);
-	CHECK_OK(wc_scan_open(r, &o, &held, &err), &err);
-
-	/* a newer version the reader's version does not include */
-	put_one(w, "q1", 7, "v3");
-	hits = 0;
-	for (int i = 0; i < 4; i++)
-	{
-		render_reset(held, &range, out, sizeof(out));
-		CHECK(strcmp(out, v2) == 0, "read %d at the old version: %s", i, out);
-		render(r, &o, out, sizeof(out), &st);
-		hits += st.rows_cached;
-		CHECK(strcmp(out, r2) == 0, "read %d before refresh: %s", i, out);
-	}
-	CHECK(!wc_shmt_enabled() || hits > 0, "read through the cache before refresh (%" PRIu64 " hits)", hits);
-
-	/* refreshed: the new version, from an entry filled at the newer snapshot */
-	CHECK_OK(wc_db_refresh(r, &err), &err);
-	hits = 0;
-	for (int i = 0; i < 3; i++)
-	{
-		render(r, &o, out, sizeof(out), &st);
-		hits += st.rows_cached;
-		CHECK(strcmp(out, r3) == 0, "read %d after refresh: %s", i, out);
-	}
-	CHECK(!wc_shmt_enabled() || hits > 0, "read through the cache after refresh (%" PRIu64 " hits)", hits);
-	/*
-	 * Those reads used the entry filled at the old version (which keeps v3 as it
-	 * is).  One more version, and the refreshed reader fills the entry at its own
-	 * snapshot, which keeps v4 alone; the scan at the old version must not use
-	 * that entry, and still reads v2.
-	 */
-	put_one(w, "q1", 8, "v4");
-	CHECK_OK(wc_db_refresh(r, &err), &err);
-	hits = 0;
-	for (int i = 0; i < 3; i++)
-	{
-		render(r, &o, out, sizeof(out), &st);
-		hits += st.rows_cached;
-		CHECK(strcmp(out, r4) == 0, "read %d after the second refresh: %s", i, out);
-	}
-	CHECK(!wc_shmt_enabled() || hits > 0, "read through the cache after the second refresh (%" PRIu64 " hits)", hits);
-	for (int i = 0; i < 3; i++)
-	{
-		render_reset(held, &range, out, sizeof(out));
-		CHECK(strcmp(out, v2) == 0, "read %d at the old version after the newer fill: %s", i, out);
-		render(r, &o, out, sizeof(out), NULL);
-		CHECK(strcmp(out, r4) == 0, "read %d after both: %s", i, out);
-	}
-	wc_scan_close(held);
-	wc_db_close(w);
-	wc_db_close(r);
-}
-
 int
 main(void)
 {
@@ -657,6 +521,5 @@ main(void)
 	test_pinned();
 	test_limits();
 	test_versions_raised();
-	test_memtable_rows();
 	TEST_DONE();
 }
