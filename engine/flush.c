@@ -133,6 +133,43 @@ manifest_take_log(wc_manifest *m, const wc_logmem *lm, wc_err *err)
 	return wc_recent_append(&m->recent, &lm->recent, err);
 }
 
+/*
+ * Files of m wholly below its truncate point are dead: out of m, their numbers
+ * onto doomed (room for m->nfiles more), to unlink once m is written.
+ */
+static void
+manifest_drop_truncated(wc_manifest *m, uint64_t *doomed, int *ndoomed)
+{
+	int			first = *ndoomed;
+
+	for (int i = 0; i < m->nfiles; i++)
+		if (m->files[i].props.seq_max < m->truncate_seq)
+			doomed[(*ndoomed)++] = m->files[i].number;
+	for (int i = first; i < *ndoomed; i++)
+		wc_manifest_remove_file(m, doomed[i]);
+}
+
+/*
+ * The files of lm's committed ingest records move into m as they are; those
+ * wholly below m's truncate point onto doomed instead (room for lm->ningested).
+ */
+static int
+manifest_add_ingested(wc_manifest *m, const wc_logmem *lm, uint64_t *doomed, int *ndoomed,
+					  wc_err *err)
+{
+	for (int i = 0; i < lm->ningested; i++)
+	{
+		const wc_sst_props *p = wc_sst_get_props(lm->ingested[i].sst);
+		int			rc;
+
+		if (p->seq_max < m->truncate_seq)
+			doomed[(*ndoomed)++] = lm->ingested[i].number;
+		else if ((rc = wc_manifest_add_file(m, lm->ingested[i].number, p, err)) != WC_OK)
+			return rc;
+	}
+	return WC_OK;
+}
+
 /* Flushes one closed, non-active log. */
 static int
 flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
@@ -179,28 +216,16 @@ flush_one(wc_db *db, uint64_t number, bool wait, wc_err *err)
 		wc_db_unlock(db, WC_LOCK_MANIFEST);
 		goto remove_outputs;
 	}
-	/* files wholly below the truncate point are dead */
 	doomed = calloc((size_t) (m.nfiles + lm->ningested) + 1, sizeof(uint64_t));
 	if (doomed == NULL)
 		rc = wc_err_set(err, WC_NOMEM, "out of memory");
-	for (int i = 0; rc == WC_OK && i < m.nfiles; i++)
-		if (m.files[i].props.seq_max < m.truncate_seq)
-			doomed[ndoomed++] = m.files[i].number;
-	for (int i = 0; i < ndoomed; i++)
-		wc_manifest_remove_file(&m, doomed[i]);
+	else
+		manifest_drop_truncated(&m, doomed, &ndoomed);
 	for (int i = 0; rc == WC_OK && i < lm->nmem; i++)
 		if (props[i].cells > 0)
 			rc = wc_manifest_add_file(&m, first + i, &props[i], err);
-	/* files of the log's committed ingest records move into the manifest as they are */
-	for (int i = 0; rc == WC_OK && i < lm->ningested; i++)
-	{
-		const wc_sst_props *p = wc_sst_get_props(lm->ingested[i].sst);
-
-		if (p->seq_max < m.truncate_seq)
-			doomed[ndoomed++] = lm->ingested[i].number;
-		else
-			rc = wc_manifest_add_file(&m, lm->ingested[i].number, p, err);
-	}
+	if (rc == WC_OK)
+		rc = manifest_add_ingested(&m, lm, doomed, &ndoomed, err);
 	if (rc == WC_OK)
 	{
 		rc = wc_db_write_manifest(db, &m, err);
@@ -294,28 +319,14 @@ flush_ingest_run(wc_db *db, int n, int *flushed, wc_err *err)
 	}
 	if (rc != WC_OK)
 		goto unlock;
-	/* files wholly below the truncate point are dead, as in flush_one */
 	if ((doomed = calloc((size_t) (m.nfiles + ningested) + 1, sizeof(uint64_t))) == NULL)
 	{
 		rc = wc_err_set(err, WC_NOMEM, "out of memory");
 		goto unlock;
 	}
-	for (int i = 0; i < m.nfiles; i++)
-		if (m.files[i].props.seq_max < m.truncate_seq)
-			doomed[ndoomed++] = m.files[i].number;
-	for (int i = 0; i < ndoomed; i++)
-		wc_manifest_remove_file(&m, doomed[i]);
+	manifest_drop_truncated(&m, doomed, &ndoomed);
 	for (int i = 0; i < n && rc == WC_OK; i++)
-		for (int j = 0; j < db->logs[i]->ningested && rc == WC_OK; j++)
-		{
-			const wc_dbsst *f = &db->logs[i]->ingested[j];
-			const wc_sst_props *p = wc_sst_get_props(f->sst);
-
-			if (p->seq_max < m.truncate_seq)
-				doomed[ndoomed++] = f->number;
-			else
-				rc = wc_manifest_add_file(&m, f->number, p, err);
-		}
+		rc = manifest_add_ingested(&m, db->logs[i], doomed, &ndoomed, err);
 	if (rc == WC_OK && (rc = wc_db_write_manifest(db, &m, err)) == WC_OK)
 		*flushed = n;
 
