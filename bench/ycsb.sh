@@ -13,6 +13,8 @@
 #   --no-ceiling     leave out the runs with no table (below) [they run]
 #   --no-pin         leave one-client runs where the scheduler puts them [pgbench and the server
 #                    on one CPU: see below]
+#   --hold           load the tables, write the scripts, then keep the cluster until interrupted
+#                    (for profiling): prints the environment to reach it and the scripts' directory
 #
 # 10-11 minutes with the defaults on a 2-core machine; a quick run (about 3 minutes):
 #   bash bench/ycsb.sh --records 20000 --seconds 3 --reps 1
@@ -46,6 +48,8 @@ CLIENTS=1,8
 WORKLOADS=a,b,c,f,d,e
 CEILING=1
 BENCH_PIN=1
+HOLD=
+HOLD_SLEEP=
 ARGS="$*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -56,7 +60,8 @@ while [ $# -gt 0 ]; do
         --workloads) WORKLOADS=$2; shift 2 ;;
         --no-ceiling) CEILING=; shift ;;
         --no-pin) BENCH_PIN=; shift ;;
-        -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --hold) HOLD=1; shift ;;
+        -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) wc_die "unknown option $1 (try --help)" ;;
     esac
 done
@@ -286,6 +291,26 @@ newest() {
     sql -c "SELECT CASE WHEN is_called THEN last_value ELSE $RECORDS - 1 END FROM $(seqname "$1")"
 }
 sql -c "SELECT setval('seq_heap', $RECORDS, false), setval('seq_wc', $RECORDS, false), setval('seq_none', $RECORDS, false)" >/dev/null
+
+if [ -n "$HOLD" ]; then
+    # The held cluster: the scripts are WORKLOAD-TABLE.sql (TABLE heap, wc or none), each run
+    # with -D n=<newest record> (the table's sequence).  Ctrl-C stops the cluster.
+    cat >"$WORK/env" <<HOLDENV
+export PGHOST='$PGHOST' PGPORT='$PGPORT' PGUSER='$PGUSER' PGDATABASE='$PGDATABASE'
+export PATH='$WC_PGBIN':\$PATH WORK='$WORK' PGDATA='$WC_PGDATA' STOREDIR='$STOREDIR'
+# e.g.: pgbench -n -M prepared -c 8 -j 8 -T 5 -D n=$RECORDS -f \$WORK/b-wc.sql
+HOLDENV
+    chmod 644 "$WORK/env"
+    wc_say "holding the cluster: . $WORK/env (Ctrl-C or kill $$ stops it)"
+    cat "$WORK/env"
+    # the wait, not the sleep, in the foreground: a TERM to this script runs its trap at once
+    wc_on_exit '[ -z "$HOLD_SLEEP" ] || kill "$HOLD_SLEEP"'
+    while :; do
+        sleep 3600 &
+        HOLD_SLEEP=$!
+        wait "$HOLD_SLEEP" || true
+    done
+fi
 
 # tps WORKLOAD TABLE CLIENTS SECONDS: one pgbench run; then a CHECKPOINT and widecol_flush (not
 # timed) so that every run starts with the writes of the runs before it put away.
