@@ -86,8 +86,28 @@ typedef struct mt_ver
 	uint32_t	val_len;
 	uint8_t		type;
 	uint8_t		shared;			/* the value is in the mapping, pointed to */
-	/* then the value's bytes, or its offset in the mapping */
+	uint8_t		run;			/* a DEL_COLUMN with the end of its run (below) */
+	/* then the value's bytes, or its offset in the mapping, or the run's end */
 } mt_ver;
+
+/*
+ * A column deleted and written again a thousand times (a wide row's DELETE and
+ * INSERT, as sysbench's oltp_read_write makes them) holds a thousand DEL_COLUMN
+ * entries, which sort before its versions, newest first.  Each keeps the last
+ * DEL_COLUMN of the run of them it begins (set when it is added: the run's end
+ * of the entry after it, or itself), and every entry from it to there is a
+ * DEL_COLUMN, since entries are never removed and only a DEL_COLUMN sorts
+ * among them.  So whatever seeks the column's versions (an add of a version,
+ * a reader past the tombstones: scan.c) jumps the run in one step.
+ */
+static inline mt_ver *
+tomb_run_end(const mt_ver *v)
+{
+	mt_ver	   *e;
+
+	memcpy(&e, v + 1, sizeof(e));
+	return e;
+}
 
 /* A column in the skiplist: (row, family scope, qualifier) and its entries. */
 typedef struct mt_node
@@ -391,7 +411,12 @@ ver_ge(mt_ver *v, const wc_cell *key)
 	if (past_column(key))
 		return NULL;
 	while (v != NULL && ver_cmp(v, key) < 0)
+	{
+		/* a version's position: every DEL_COLUMN lies before it */
+		if (v->run && wc_cell_col_scope(key) == 1)
+			v = tomb_run_end(v);
 		v = older_of(v);
+	}
 	return v;
 }
 
@@ -794,9 +819,10 @@ ver_new(wc_memtable *mt, const wc_cell *c, size_t *size)
 	bool		shared = mt->map != NULL && c->val_len >= WC_MEMTABLE_SHARED_MIN &&
 		wc_mapping_holds(mt->map, c->val, c->val_len) &&
 		(size_t) (c->val - mt->map->addr) + c->val_len <= mt->map_limit;
+	bool		run = c->type == WC_TYPE_DEL_COLUMN && c->val_len == 0;
 	mt_ver	   *v;
 
-	*size = sizeof(mt_ver) + (shared ? sizeof(uint64_t) : c->val_len);
+	*size = sizeof(mt_ver) + (shared ? sizeof(uint64_t) : run ? sizeof(mt_ver *) : c->val_len);
 	if ((v = mt_alloc(mt, *size)) == NULL)
 		return NULL;
 	v->ts = c->ts;
@@ -805,6 +831,9 @@ ver_new(wc_memtable *mt, const wc_cell *c, size_t *size)
 	v->val_len = c->val_len;
 	v->type = c->type;
 	v->shared = shared;
+	v->run = run;
+	if (run)					/* a run of one; add_version may find a longer one */
+		memcpy(v + 1, &v, sizeof(v));
 	if (shared)
 	{
 		uint64_t	off = (uint64_t) (c->val - mt->map->addr);
@@ -830,7 +859,11 @@ add_version(wc_memtable *mt, mt_node *node, const wc_cell *c, size_t *size, wc_e
 
 	/* the one process adding reads links plainly */
 	while ((at = *link) != NULL && (r = ver_cmp(at, c)) < 0)
+	{
+		if (at->run && c->type != WC_TYPE_DEL_COLUMN)
+			at = tomb_run_end(at);	/* a version goes after every DEL_COLUMN */
 		link = &at->older;
+	}
 	if (mt->idempotent && at != NULL && r == 0)
 	{
 		*size = 0;
@@ -840,6 +873,13 @@ add_version(wc_memtable *mt, mt_node *node, const wc_cell *c, size_t *size, wc_e
 		return wc_err_set(err, WC_NOMEM, "out of memory for a memtable entry of %zu bytes",
 						  sizeof(mt_ver) + c->val_len);
 	v->older = at;
+	if (v->run)
+	{
+		mt_ver	   *end = at == NULL || at->type != WC_TYPE_DEL_COLUMN ? v :
+			at->run ? tomb_run_end(at) : at;
+
+		memcpy(v + 1, &end, sizeof(end));
+	}
 	/* complete before it is reachable: readers of other processes follow links */
 	__atomic_store_n(link, v, __ATOMIC_RELEASE);
 	return WC_OK;

@@ -670,6 +670,41 @@ stream_skip_unwanted(wc_scan *scan, fam_stream *fs)
 	wc_iter_seek(fs->merge, &target);
 }
 
+/*
+ * After c, a DEL_COLUMN the reader sees (its seq became the column's mask):
+ * the column's other DEL_COLUMN entries, which follow it with lower seqs, mask
+ * less and decide nothing, so the stream moves on to the column's versions.
+ * One step first, as most columns hold one tombstone; then, on a run of them
+ * (a row deleted and written again many times), a seek, which a memtable
+ * answers in a step (memtable.c, "run") and a sorted file by its index.
+ */
+static void
+stream_skip_tombstones(fam_stream *fs)
+{
+	const wc_vis *vis = &fs->vis;
+	const wc_cell *n;
+	wc_cell		target;
+
+	wc_iter_next(fs->merge);
+	if (!wc_iter_valid(fs->merge))
+		return;
+	n = wc_iter_cell(fs->merge);
+	if (n->type != WC_TYPE_DEL_COLUMN ||
+		wc_row_cmp(n->row, n->row_len, vis->row, vis->row_len) != 0 ||
+		wc_row_cmp(n->qual, n->qual_len, vis->qual, vis->qual_len) != 0)
+		return;
+	/* the first version of the column: (row, qual, ts INT64_MAX, the highest seq) */
+	memset(&target, 0, sizeof(target));
+	target.row = vis->row;
+	target.row_len = (uint32_t) vis->row_len;
+	target.qual = vis->qual;
+	target.qual_len = (uint32_t) vis->qual_len;
+	target.type = WC_TYPE_PUT;
+	target.ts = INT64_MAX;
+	target.seq = WC_SEQ_MAX;
+	wc_iter_seek(fs->merge, &target);
+}
+
 static int
 stream_fail(wc_scan *scan, fam_stream *fs, int code)
 {
@@ -711,6 +746,24 @@ stream_consider(wc_scan *scan, fam_stream *fs, const wc_cell *c)
 			return stream_fail(scan, fs, wc_err_set(&scan->err, rc, "out of memory"));
 		if (rc == WC_VIS_SKIP_COLUMN)
 			stream_skip_unwanted(scan, fs);
+		else if (c->type == WC_TYPE_DEL_COLUMN && fs->vis.col_tomb == c->seq &&
+				 fs->vis.rules.mode == WC_VIS_READ)
+			stream_skip_tombstones(fs);
+		else if ((c->type == WC_TYPE_PUT || c->type == WC_TYPE_DEL_VERSION) &&
+				 wc_vis_column_full(&fs->vis) &&
+				 wc_bytes_eq(c->qual, c->qual_len, fs->vis.qual, fs->vis.qual_len) &&
+				 wc_bytes_eq(c->row, c->row_len, fs->vis.row, fs->vis.row_len))
+		{
+			/*
+			 * A version of a column that has what the reader takes, refused
+			 * (masked: a row deleted and written again leaves its old versions
+			 * behind its tombstones): so is the rest of the column, and
+			 * likely of the row's next ones.  (An entry the reader does not
+			 * see at all may be of another column: vis stays where it was.)
+			 */
+			fs->seek_row = fs->vis.rows;
+			stream_skip_column(fs);
+		}
 		else
 			wc_iter_next(fs->merge);
 		return 0;

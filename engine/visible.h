@@ -315,8 +315,16 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 		/* a bounded one hides what its bound covers (cell.h) */
 		uint64_t	hides = wc_cell_family_mask(c);
 
-		if (hides > vis->fam_tomb)
-			vis->fam_tomb = hides;
+		/*
+		 * A partial compaction keeps a tombstone for the older files, unless
+		 * one it keeps hides all it does: every reader sees that one (what
+		 * set fam_tomb is at or below keep_above).  A row deleted and
+		 * written again a thousand times keeps one marker, not a thousand
+		 * for every reader to step over.
+		 */
+		if (hides <= vis->fam_tomb)
+			return WC_VIS_SKIP;
+		vis->fam_tomb = hides;
 		return r->partial ? WC_VIS_EMIT : WC_VIS_SKIP;
 	}
 	if (!vis->have_col || !wc_bytes_eq(c->qual, c->qual_len, vis->qual, vis->qual_len))
@@ -339,8 +347,10 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 	}
 	if (c->type == WC_TYPE_DEL_COLUMN)
 	{
-		if (c->seq > vis->col_tomb)
-			vis->col_tomb = c->seq;
+		/* the same: a column or family tombstone kept already hides more */
+		if (c->seq <= vis->col_tomb || c->seq <= vis->fam_tomb)
+			return WC_VIS_SKIP;
+		vis->col_tomb = c->seq;
 		return r->partial ? WC_VIS_EMIT : WC_VIS_SKIP;
 	}
 

@@ -530,8 +530,10 @@ test_big_values(void)
 
 /*
  * A seek target made from entry c: itself (how 0), a later version of its
- * column (1), or past the column (2 and 3: ts INT64_MIN and seq 0, as a scan
- * leaves a column); anything else, c itself.
+ * column (1), past the column (2 and 3: ts INT64_MIN and seq 0, as a scan
+ * leaves a column), or the column's first version, past its DEL_COLUMN entries
+ * (4: ts INT64_MAX and the highest seq, as a scan leaves its tombstones);
+ * anything else, c itself.
  */
 static wc_cell
 target_from(const wc_cell *c, int how)
@@ -548,12 +550,20 @@ target_from(const wc_cell *c, int how)
 		t.ts = INT64_MIN;
 		t.seq = 0;
 	}
+	else if (how == 4 && t.type != WC_TYPE_DEL_FAMILY)
+	{
+		t.type = WC_TYPE_PUT;
+		t.ts = INT64_MAX;
+		t.seq = WC_SEQ_MAX;
+	}
 	return t;
 }
 
 /*
  * Many versions of few columns (a column's entries are a list hanging off its
- * node): random inserts, idempotent and not, then every kind of seek, forward
+ * node, its DEL_COLUMN entries first, in runs: memtable.c): random inserts,
+ * idempotent and not, in seq order and not (a DEL_COLUMN may then land
+ * anywhere in a run), then every kind of seek, forward
  * from where the iterator stands (within the column, past it: ts INT64_MIN
  * and seq 0, as a scan leaves a column; to a later column) and from anywhere,
  * and seek_row_before, against a sorted reference.
@@ -584,7 +594,7 @@ test_versions(void)
 		{
 			tcell	   *t = &cells[i];
 
-			make_cell(t, (uint64_t) i + 1);
+			make_cell(t, pass < 2 ? (uint64_t) i + 1 : (uint64_t) i * 7 % N + 1);
 			/* two rows of two qualifiers (and their DEL_FAMILY): long lists */
 			t->c.row_len = 1;
 			if (t->c.type != WC_TYPE_DEL_FAMILY)
@@ -615,9 +625,10 @@ test_versions(void)
 		{
 			wc_cell		t;
 			int			pos,
-						how = (int) (test_rand(&rnd) % 4);
+						how = (int) (test_rand(&rnd) % 5);
 
-			/* from an entry: itself, a later version, its column's end, the next column */
+			/* from an entry: itself, a later version, its column's end, the next
+			 * column, the column's first version */
 			pos = (int) (test_rand(&rnd) % N);
 			t = target_from(&ref[pos].c, how);
 			if (how == 3)

@@ -418,6 +418,50 @@ test_position_and_reset(void)
 		  "freed, rules kept");
 }
 
+/*
+ * A partial compaction keeps tombstones for the older files it leaves out, but
+ * not those a tombstone it keeps hides wholly: a row deleted and written again
+ * keeps its newest marker, not every one.  Tombstones above keep_above are kept
+ * as they are and hide nothing here.
+ */
+static void
+test_partial_tombstones(void)
+{
+	const ent	col[] = {
+		{"r", "q", TOMB_TS, 9, DELC},
+		{"r", "q", TOMB_TS, 7, DELC},	/* hidden by seq 9 */
+		{"r", "q", TOMB_TS, 5, DELC},
+		{"r", "q", 10, 10, PUT},
+		{"r", "q", 10, 8, PUT},			/* masked, and an older write of ts 10 */
+		{"r", "q", 9, 6, PUT},			/* masked */
+	};
+	const ent	fam[] = {
+		{"r", "", TOMB_TS, 12, DELF},
+		{"r", "", TOMB_TS, 8, DELF},	/* hidden by seq 12 */
+		{"r", "a", TOMB_TS, 11, DELC},	/* hides less than the family's */
+		{"r", "a", 10, 13, PUT},
+		{"r", "b", TOMB_TS, 14, DELC},	/* hides more: kept */
+		{"r", "b", 10, 15, PUT},
+		{"s", "", TOMB_TS, 3, DELF},	/* another row: its own marker */
+	};
+	wc_vis_rules r = rules_of(WC_VIS_COMPACT, 0);
+
+	r.partial = true;
+	EXPECT(r, col, "E--E--");
+	EXPECT(r, fam, "E--EEEE");
+	r.partial = false;				/* a full compaction keeps none */
+	EXPECT(r, col, "---E--");
+	EXPECT(r, fam, "---E-E-");
+	/* above keep_above: kept, and hiding nothing, so the next one is kept too */
+	r.partial = true;
+	r.keep_above = 8;
+	EXPECT(r, col, "EE-EE-");		/* seq 8: the newest some snapshot sees */
+	EXPECT(r, fam, "EEEEEEE");
+	/* a reader sees only the newest tombstone either way */
+	r = rules_of(WC_VIS_READ, 0);
+	EXPECT(r, col, "---E--");
+}
+
 /* ---------------------------------------------------------------- random */
 
 static const char *rows[] = {"a", "ab", "b"};
@@ -747,6 +791,106 @@ test_compaction_reads_the_same(void)
 	CHECK(dropped > 10000, "compactions dropped entries: %d", dropped);
 }
 
+/*
+ * A partial compaction of the newest entries (seq above a split point; the older
+ * ones stay in files it leaves out), with a horizon keep_above: for any reader
+ * whose snapshot is at or above the horizon, the older entries with the output
+ * read as the older entries with the input.
+ */
+static void
+test_partial_compaction_reads_the_same(void)
+{
+	uint64_t	rnd = 4242;
+	int			bad = 0,
+				dropped_tombs = 0;
+
+	for (int iter = 0; iter < 20000 && bad < 5; iter++)
+	{
+		ent			in[40],
+					merged[40];
+		int			n = random_entries(&rnd, in, N(in)),
+					nmerged = 0;
+		uint64_t	split,
+					horizon;
+		wc_vis_rules cr,
+					rr;
+		char		from_in[64],
+					from_out[64];
+		int			nin_emit = 0,
+					nout_emit = 0;
+
+		for (int i = 0; i < n; i++)
+			if (in[i].seq >= WC_SEQ_PENDING_BASE)
+				in[i].seq -= WC_SEQ_PENDING_BASE;
+		qsort(in, (size_t) n, sizeof(ent), cmp_ent);
+		split = test_rand(&rnd) % (uint64_t) (n + 1);
+		horizon = split + test_rand(&rnd) % (uint64_t) (n + 1 - split) ;
+		wc_vis_rules_init(&cr);
+		cr.mode = WC_VIS_COMPACT;
+		cr.partial = true;
+		cr.keep_above = test_rand(&rnd) % 4 == 0 ? WC_SEQ_MAX : horizon;
+		cr.max_versions = (uint32_t) (test_rand(&rnd) % 4);
+		if (test_rand(&rnd) % 3 == 0)
+			cr.ttl_cutoff = (int64_t) (test_rand(&rnd) % 6);
+		{
+			wc_vis		vis;
+
+			/* the older entries as they are, the newer ones through the compaction */
+			wc_vis_init(&vis, &cr);
+			for (int i = 0; i < n; i++)
+			{
+				wc_cell		c = to_cell(&in[i]);
+
+				if (in[i].seq <= split)
+					merged[nmerged++] = in[i];
+				else if (wc_vis_step(&vis, &c) == WC_VIS_EMIT)
+					merged[nmerged++] = in[i];
+				else if (in[i].type == DELC || in[i].type == DELF)
+					dropped_tombs++;
+			}
+			wc_vis_free(&vis);
+		}
+
+		/* a reader whose snapshot is at or above the horizon */
+		wc_vis_rules_init(&rr);
+		rr.max_versions = cr.max_versions;
+		rr.ttl_cutoff = cr.ttl_cutoff;
+		if (cr.keep_above != WC_SEQ_MAX)
+			rr.snapshot = horizon + test_rand(&rnd) % (uint64_t) (n + 1 - horizon + 1);
+		memset(from_in, 0, sizeof(from_in));
+		memset(from_out, 0, sizeof(from_out));
+		for (int pass = 0; pass < 2; pass++)
+		{
+			const ent  *es = pass == 0 ? in : merged;
+			int			m = pass == 0 ? n : nmerged;
+			char	   *seqs = pass == 0 ? from_in : from_out;
+			int		   *count = pass == 0 ? &nin_emit : &nout_emit;
+			wc_vis		vis;
+
+			wc_vis_init(&vis, &rr);
+			for (int i = 0; i < m; i++)
+			{
+				wc_cell		c = to_cell(&es[i]);
+
+				if (wc_vis_step(&vis, &c) == WC_VIS_EMIT)
+				{
+					seqs[es[i].seq] = 1;
+					(*count)++;
+				}
+			}
+			wc_vis_free(&vis);
+		}
+		if (memcmp(from_in, from_out, sizeof(from_in)) != 0 || nin_emit != nout_emit)
+		{
+			bad++;
+			CHECK(false, "iteration %d: a reader sees %d entries before the partial "
+				  "compaction, %d after", iter, nin_emit, nout_emit);
+		}
+	}
+	CHECK(bad == 0, "partial compaction output reads as its input: %d mismatches", bad);
+	CHECK(dropped_tombs > 1000, "partial compactions dropped tombstones: %d", dropped_tombs);
+}
+
 int
 main(void)
 {
@@ -762,5 +906,7 @@ main(void)
 	test_position_and_reset();
 	test_random();
 	test_compaction_reads_the_same();
+	test_partial_tombstones();
+	test_partial_compaction_reads_the_same();
 	TEST_DONE();
 }
