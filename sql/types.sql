@@ -73,6 +73,43 @@ INSERT INTO tdom VALUES ('good', 'ok');
 INSERT INTO tdom VALUES ('bad', 'no');  -- ERROR
 SELECT * FROM tdom WHERE rowkey = 'good';
 
+-- a session's client_encoding does not reach the stored bytes: the binary forms
+-- of char(n), jsonb and text[] hold text that their send and receive functions
+-- convert for a client, which a store must not (a LATIN1 session wrote bytes a
+-- UTF8 one could not read); the same value written from both is stored alike
+CREATE FOREIGN TABLE tenc (rowkey text, family text, qualifier text, value bytea)
+    SERVER wide OPTIONS (families 'f');
+CREATE FOREIGN TABLE tenc_b (rowkey text, family text, qualifier text, value char(3))
+    SERVER wide OPTIONS (store 'tenc');
+CREATE FOREIGN TABLE tenc_j (rowkey text, family text, qualifier text, value jsonb)
+    SERVER wide OPTIONS (store 'tenc');
+CREATE FOREIGN TABLE tenc_a (rowkey text, family text, qualifier text, value text[])
+    SERVER wide OPTIONS (store 'tenc');
+SET client_encoding = 'LATIN1';
+INSERT INTO tenc_b VALUES ('latin1', 'f', 'b', convert_from('\xe9'::bytea, 'LATIN1'));
+INSERT INTO tenc_j VALUES ('latin1', 'f', 'j', jsonb_build_object('a', convert_from('\xe9'::bytea, 'LATIN1')));
+INSERT INTO tenc_a VALUES ('latin1', 'f', 'a', ARRAY[convert_from('\xe9'::bytea, 'LATIN1')]);
+SELECT rowkey, convert_to(value::text, 'UTF8') AS j FROM tenc_j WHERE qualifier = 'j';
+RESET client_encoding;
+INSERT INTO tenc_b VALUES ('utf8', 'f', 'b', convert_from('\xc3a9'::bytea, 'UTF8'));
+INSERT INTO tenc_j VALUES ('utf8', 'f', 'j', jsonb_build_object('a', convert_from('\xc3a9'::bytea, 'UTF8')));
+INSERT INTO tenc_a VALUES ('utf8', 'f', 'a', ARRAY[convert_from('\xc3a9'::bytea, 'UTF8')]);
+SELECT rowkey, convert_to(value::text, 'UTF8') AS b, octet_length(value) FROM tenc_b WHERE qualifier = 'b' ORDER BY rowkey;
+SELECT rowkey, convert_to(value::text, 'UTF8') AS j FROM tenc_j WHERE qualifier = 'j' ORDER BY rowkey;
+SELECT rowkey, convert_to(value[1], 'UTF8') AS a FROM tenc_a WHERE qualifier = 'a' ORDER BY rowkey;
+SELECT qualifier, count(DISTINCT value) AS stored_forms FROM tenc GROUP BY qualifier ORDER BY qualifier;
+-- char(n) as it stores it: ASCII of its length, shorter, longer, wider characters
+CREATE FOREIGN TABLE tenc_c5 (rowkey text, family text, qualifier text, value char(5))
+    SERVER wide OPTIONS (store 'tenc');
+INSERT INTO tenc VALUES
+    ('c', 'f', '5', 'abcde'), ('c', 'f', '3', 'abc'), ('c', 'f', '7', 'abcde  '),
+    ('c', 'f', '8', 'abcdefgh'), ('c', 'f', 'w', '\xc3a9c3a9');
+SELECT qualifier, format('[%s]', value) AS value, octet_length(value) FROM tenc_c5
+    WHERE rowkey = 'c' AND qualifier IN ('3', '5', '7', 'w') ORDER BY qualifier;
+SELECT value FROM tenc_c5 WHERE rowkey = 'c' AND qualifier = '8';  -- ERROR: too long for char(5)
+DROP FOREIGN TABLE tenc_b, tenc_j, tenc_a, tenc_c5;
+DROP FOREIGN TABLE tenc;
+
 RESET timezone;
 DROP FOREIGN TABLE tb, tt, tz, tint, tjson, tmisc, tarr, tdom;
 DROP DOMAIN rk;
