@@ -105,7 +105,7 @@ tomb_run_end(const mt_ver *v)
 {
 	mt_ver	   *e;
 
-	memcpy(&e, v + 1, sizeof(e));
+	memcpy(&e, (const uint8_t *) (v + 1), sizeof(mt_ver *));
 	return e;
 }
 
@@ -833,7 +833,7 @@ ver_new(wc_memtable *mt, const wc_cell *c, size_t *size)
 	v->shared = shared;
 	v->run = run;
 	if (run)					/* a run of one; add_version may find a longer one */
-		memcpy(v + 1, &v, sizeof(v));
+		memcpy((uint8_t *) (v + 1), &v, sizeof(mt_ver *));
 	if (shared)
 	{
 		uint64_t	off = (uint64_t) (c->val - mt->map->addr);
@@ -878,7 +878,7 @@ add_version(wc_memtable *mt, mt_node *node, const wc_cell *c, size_t *size, wc_e
 		mt_ver	   *end = at == NULL || at->type != WC_TYPE_DEL_COLUMN ? v :
 			at->run ? tomb_run_end(at) : at;
 
-		memcpy(v + 1, &end, sizeof(end));
+		memcpy((uint8_t *) (v + 1), &end, sizeof(mt_ver *));
 	}
 	/* complete before it is reachable: readers of other processes follow links */
 	__atomic_store_n(link, v, __ATOMIC_RELEASE);
