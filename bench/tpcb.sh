@@ -22,8 +22,8 @@
 # sum(delta) of pgbench_history.  Writes bench/results/tpcb-latest.txt.
 
 set -eo pipefail
-. /work/main/scripts/lib.sh
-. /work/main/bench/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 SCALE=10
 SECONDS_PER_RUN=5
