@@ -602,12 +602,34 @@ stream_seek_range(wc_scan *scan, fam_stream *fs)
 	wc_iter_seek(fs->merge, &target);
 }
 
+/*
+ * Seeks fs's merge to the version (ts, seq) of the current column (the last
+ * one fed to vis): a position, not an entry; (INT64_MIN, 0) is past every
+ * version (seq 0 is never given out), (INT64_MAX, WC_SEQ_MAX) before every
+ * one, after the column's DEL_COLUMN entries.
+ */
+static void
+stream_seek_in_column(fam_stream *fs, int64_t ts, uint64_t seq)
+{
+	const wc_vis *vis = &fs->vis;
+	wc_cell		target;
+
+	memset(&target, 0, sizeof(target));
+	target.row = vis->row;
+	target.row_len = (uint32_t) vis->row_len;
+	target.qual = vis->qual;
+	target.qual_len = (uint32_t) vis->qual_len;
+	target.type = WC_TYPE_PUT;
+	target.ts = ts;
+	target.seq = seq;
+	wc_iter_seek(fs->merge, &target);
+}
+
 /* Moves past every remaining entry of the current column (the last one fed to vis). */
 static void
 stream_skip_column(fam_stream *fs)
 {
 	const wc_vis *vis = &fs->vis;
-	wc_cell		target;
 
 	/* a column with more versions than the reader takes: so may the row's next */
 	if (vis->rules.max_versions != 0 && vis->slots > vis->rules.max_versions)
@@ -625,16 +647,7 @@ stream_skip_column(fam_stream *fs)
 			wc_row_cmp(c->qual, c->qual_len, vis->qual, vis->qual_len) != 0)
 			return;
 	}
-	/* past (row, qual, ts = INT64_MIN, seq 0): seq 0 is never given out */
-	memset(&target, 0, sizeof(target));
-	target.row = vis->row;
-	target.row_len = (uint32_t) vis->row_len;
-	target.qual = vis->qual;
-	target.qual_len = (uint32_t) vis->qual_len;
-	target.type = WC_TYPE_PUT;
-	target.ts = INT64_MIN;
-	target.seq = 0;
-	wc_iter_seek(fs->merge, &target);
+	stream_seek_in_column(fs, INT64_MIN, 0);
 }
 
 /*
@@ -683,7 +696,6 @@ stream_skip_tombstones(fam_stream *fs)
 {
 	const wc_vis *vis = &fs->vis;
 	const wc_cell *n;
-	wc_cell		target;
 
 	wc_iter_next(fs->merge);
 	if (!wc_iter_valid(fs->merge))
@@ -693,16 +705,7 @@ stream_skip_tombstones(fam_stream *fs)
 		wc_row_cmp(n->row, n->row_len, vis->row, vis->row_len) != 0 ||
 		wc_row_cmp(n->qual, n->qual_len, vis->qual, vis->qual_len) != 0)
 		return;
-	/* the first version of the column: (row, qual, ts INT64_MAX, the highest seq) */
-	memset(&target, 0, sizeof(target));
-	target.row = vis->row;
-	target.row_len = (uint32_t) vis->row_len;
-	target.qual = vis->qual;
-	target.qual_len = (uint32_t) vis->qual_len;
-	target.type = WC_TYPE_PUT;
-	target.ts = INT64_MAX;
-	target.seq = WC_SEQ_MAX;
-	wc_iter_seek(fs->merge, &target);
+	stream_seek_in_column(fs, INT64_MAX, WC_SEQ_MAX);
 }
 
 static int

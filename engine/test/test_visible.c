@@ -691,6 +691,41 @@ test_random(void)
 }
 
 /*
+ * Does a reader under rr see the same entries in es1[0..n1-1] as in
+ * es2[0..n2-1] (both in cell order)?  *c1 and *c2 get how many it sees in each.
+ */
+static bool
+reads_alike(const wc_vis_rules *rr, const ent *es1, int n1, const ent *es2, int n2,
+			int *c1, int *c2)
+{
+	char		seen[2][64];
+
+	memset(seen, 0, sizeof(seen));
+	*c1 = *c2 = 0;
+	for (int pass = 0; pass < 2; pass++)
+	{
+		const ent  *es = pass == 0 ? es1 : es2;
+		int			m = pass == 0 ? n1 : n2;
+		int		   *count = pass == 0 ? c1 : c2;
+		wc_vis		vis;
+
+		wc_vis_init(&vis, rr);
+		for (int i = 0; i < m; i++)
+		{
+			wc_cell		c = to_cell(&es[i]);
+
+			if (wc_vis_step(&vis, &c) == WC_VIS_EMIT)
+			{
+				seen[pass][es[i].seq] = 1;
+				(*count)++;
+			}
+		}
+		wc_vis_free(&vis);
+	}
+	return memcmp(seen[0], seen[1], sizeof(seen[0])) == 0 && *c1 == *c2;
+}
+
+/*
  * What compaction keeps reads as its input does: for any reader (time range,
  * max_versions and ttl the same as the compaction's or not), the entries emitted
  * from the compaction's output are those emitted from its input.
@@ -710,10 +745,8 @@ test_compaction_reads_the_same(void)
 					nout = 0;
 		wc_vis_rules cr,
 					rr;
-		char		from_in[64],
-					from_out[64];
-		int			nin_emit = 0,
-					nout_emit = 0;
+		int			nin_emit,
+					nout_emit;
 
 		/* sorted files hold committed entries only */
 		for (int i = 0; i < n; i++)
@@ -757,30 +790,7 @@ test_compaction_reads_the_same(void)
 			rr.ts_min = (int64_t) (test_rand(&rnd) % 6);
 			rr.ts_max = rr.ts_min + (int64_t) (test_rand(&rnd) % 4);
 		}
-		memset(from_in, 0, sizeof(from_in));
-		memset(from_out, 0, sizeof(from_out));
-		for (int pass = 0; pass < 2; pass++)
-		{
-			const ent  *es = pass == 0 ? in : out;
-			int			m = pass == 0 ? n : nout;
-			char	   *seqs = pass == 0 ? from_in : from_out;
-			int		   *count = pass == 0 ? &nin_emit : &nout_emit;
-			wc_vis		vis;
-
-			wc_vis_init(&vis, &rr);
-			for (int i = 0; i < m; i++)
-			{
-				wc_cell		c = to_cell(&es[i]);
-
-				if (wc_vis_step(&vis, &c) == WC_VIS_EMIT)
-				{
-					seqs[es[i].seq] = 1;
-					(*count)++;
-				}
-			}
-			wc_vis_free(&vis);
-		}
-		if (memcmp(from_in, from_out, sizeof(from_in)) != 0 || nin_emit != nout_emit)
+		if (!reads_alike(&rr, in, n, out, nout, &nin_emit, &nout_emit))
 		{
 			bad++;
 			CHECK(false, "iteration %d: a reader sees %d entries in the input, %d in the "
@@ -814,10 +824,8 @@ test_partial_compaction_reads_the_same(void)
 					horizon;
 		wc_vis_rules cr,
 					rr;
-		char		from_in[64],
-					from_out[64];
-		int			nin_emit = 0,
-					nout_emit = 0;
+		int			nin_emit,
+					nout_emit;
 
 		for (int i = 0; i < n; i++)
 			if (in[i].seq >= WC_SEQ_PENDING_BASE)
@@ -857,30 +865,7 @@ test_partial_compaction_reads_the_same(void)
 		rr.ttl_cutoff = cr.ttl_cutoff;
 		if (cr.keep_above != WC_SEQ_MAX)
 			rr.snapshot = horizon + test_rand(&rnd) % (uint64_t) (n + 1 - horizon + 1);
-		memset(from_in, 0, sizeof(from_in));
-		memset(from_out, 0, sizeof(from_out));
-		for (int pass = 0; pass < 2; pass++)
-		{
-			const ent  *es = pass == 0 ? in : merged;
-			int			m = pass == 0 ? n : nmerged;
-			char	   *seqs = pass == 0 ? from_in : from_out;
-			int		   *count = pass == 0 ? &nin_emit : &nout_emit;
-			wc_vis		vis;
-
-			wc_vis_init(&vis, &rr);
-			for (int i = 0; i < m; i++)
-			{
-				wc_cell		c = to_cell(&es[i]);
-
-				if (wc_vis_step(&vis, &c) == WC_VIS_EMIT)
-				{
-					seqs[es[i].seq] = 1;
-					(*count)++;
-				}
-			}
-			wc_vis_free(&vis);
-		}
-		if (memcmp(from_in, from_out, sizeof(from_in)) != 0 || nin_emit != nout_emit)
+		if (!reads_alike(&rr, in, n, merged, nmerged, &nin_emit, &nout_emit))
 		{
 			bad++;
 			CHECK(false, "iteration %d: a reader sees %d entries before the partial "
