@@ -690,6 +690,19 @@ test_random(void)
 		  "%d emitted, %d column skips", emitted, skipped_cols);
 }
 
+/* Random entries as a sorted file holds them: committed ones only, in cell order. */
+static int
+random_committed_entries(uint64_t *rnd, ent *es, int max)
+{
+	int			n = random_entries(rnd, es, max);
+
+	for (int i = 0; i < n; i++)
+		if (es[i].seq >= WC_SEQ_PENDING_BASE)
+			es[i].seq -= WC_SEQ_PENDING_BASE;
+	qsort(es, (size_t) n, sizeof(ent), cmp_ent);
+	return n;
+}
+
 /*
  * Does a reader under rr see the same entries in es1[0..n1-1] as in
  * es2[0..n2-1] (both in cell order)?  *c1 and *c2 get how many it sees in each.
@@ -741,18 +754,13 @@ test_compaction_reads_the_same(void)
 	{
 		ent			in[40],
 					out[40];
-		int			n = random_entries(&rnd, in, N(in)),
+		int			n = random_committed_entries(&rnd, in, N(in)),
 					nout = 0;
 		wc_vis_rules cr,
 					rr;
 		int			nin_emit,
 					nout_emit;
 
-		/* sorted files hold committed entries only */
-		for (int i = 0; i < n; i++)
-			if (in[i].seq >= WC_SEQ_PENDING_BASE)
-				in[i].seq -= WC_SEQ_PENDING_BASE;
-		qsort(in, (size_t) n, sizeof(ent), cmp_ent);
 		wc_vis_rules_init(&cr);
 		cr.mode = WC_VIS_COMPACT;
 		cr.max_versions = (uint32_t) (test_rand(&rnd) % 4);
@@ -818,7 +826,7 @@ test_partial_compaction_reads_the_same(void)
 	{
 		ent			in[40],
 					merged[40];
-		int			n = random_entries(&rnd, in, N(in)),
+		int			n = random_committed_entries(&rnd, in, N(in)),
 					nmerged = 0;
 		uint64_t	split,
 					horizon;
@@ -827,12 +835,8 @@ test_partial_compaction_reads_the_same(void)
 		int			nin_emit,
 					nout_emit;
 
-		for (int i = 0; i < n; i++)
-			if (in[i].seq >= WC_SEQ_PENDING_BASE)
-				in[i].seq -= WC_SEQ_PENDING_BASE;
-		qsort(in, (size_t) n, sizeof(ent), cmp_ent);
 		split = test_rand(&rnd) % (uint64_t) (n + 1);
-		horizon = split + test_rand(&rnd) % (uint64_t) (n + 1 - split) ;
+		horizon = split + test_rand(&rnd) % (uint64_t) (n + 1 - split);
 		wc_vis_rules_init(&cr);
 		cr.mode = WC_VIS_COMPACT;
 		cr.partial = true;
