@@ -602,6 +602,14 @@ stream_seek_range(wc_scan *scan, fam_stream *fs)
 	wc_iter_seek(fs->merge, &target);
 }
 
+/* Is c an entry of the current column (the last one fed to vis)? */
+static inline bool
+in_vis_column(const wc_vis *vis, const wc_cell *c)
+{
+	return wc_bytes_eq(c->qual, c->qual_len, vis->qual, vis->qual_len) &&
+		wc_bytes_eq(c->row, c->row_len, vis->row, vis->row_len);
+}
+
 /*
  * Seeks fs's merge to the version (ts, seq) of the current column (the last
  * one fed to vis): a position, not an entry; (INT64_MIN, 0) is past every
@@ -642,9 +650,7 @@ stream_skip_column(fam_stream *fs)
 		if (!wc_iter_valid(fs->merge))
 			return;
 		c = wc_iter_cell(fs->merge);
-		if (c->type == WC_TYPE_DEL_FAMILY ||
-			wc_row_cmp(c->row, c->row_len, vis->row, vis->row_len) != 0 ||
-			wc_row_cmp(c->qual, c->qual_len, vis->qual, vis->qual_len) != 0)
+		if (c->type == WC_TYPE_DEL_FAMILY || !in_vis_column(vis, c))
 			return;
 	}
 	stream_seek_in_column(fs, INT64_MIN, 0);
@@ -701,9 +707,7 @@ stream_skip_tombstones(fam_stream *fs)
 	if (!wc_iter_valid(fs->merge))
 		return;
 	n = wc_iter_cell(fs->merge);
-	if (n->type != WC_TYPE_DEL_COLUMN ||
-		wc_row_cmp(n->row, n->row_len, vis->row, vis->row_len) != 0 ||
-		wc_row_cmp(n->qual, n->qual_len, vis->qual, vis->qual_len) != 0)
+	if (n->type != WC_TYPE_DEL_COLUMN || !in_vis_column(vis, n))
 		return;
 	stream_seek_in_column(fs, INT64_MAX, WC_SEQ_MAX);
 }
@@ -753,9 +757,7 @@ stream_consider(wc_scan *scan, fam_stream *fs, const wc_cell *c)
 				 fs->vis.rules.mode == WC_VIS_READ)
 			stream_skip_tombstones(fs);
 		else if ((c->type == WC_TYPE_PUT || c->type == WC_TYPE_DEL_VERSION) &&
-				 wc_vis_column_full(&fs->vis) &&
-				 wc_bytes_eq(c->qual, c->qual_len, fs->vis.qual, fs->vis.qual_len) &&
-				 wc_bytes_eq(c->row, c->row_len, fs->vis.row, fs->vis.row_len))
+				 wc_vis_column_full(&fs->vis) && in_vis_column(&fs->vis, c))
 		{
 			/*
 			 * A version of a column that has what the reader takes, refused
