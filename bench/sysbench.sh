@@ -10,6 +10,8 @@
 #   --threads T      sysbench's client threads [4]
 #   --scripts LIST   comma-separated sysbench scripts [oltp_point_select,oltp_read_only,
 #                    oltp_update_index,oltp_update_non_index,oltp_write_only,oltp_read_write]
+#   --hold           load the tables, then keep the cluster until interrupted (for profiling:
+#                    it writes an env file to reach it and the commands to run sysbench)
 #
 # About 8 minutes with the defaults on a 2-core machine.  `sysbench oltp_common prepare` makes
 # sbtest1 (id serial PRIMARY KEY, k int with an index, c char(120), pad char(60)); its rows are
@@ -31,6 +33,8 @@ TABLE_SIZE=100000
 SECONDS_PER_RUN=10
 REPS=3
 THREADS=4
+HOLD=
+HOLD_SLEEP=
 SCRIPTS=oltp_point_select,oltp_read_only,oltp_update_index,oltp_update_non_index,oltp_write_only,oltp_read_write
 ARGS="$*"
 while [ $# -gt 0 ]; do
@@ -40,7 +44,8 @@ while [ $# -gt 0 ]; do
         --reps)       REPS=$2; shift 2 ;;
         --threads)    THREADS=$2; shift 2 ;;
         --scripts)    SCRIPTS=$2; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --hold)       HOLD=1; shift ;;
+        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) wc_die "unknown option $1 (try --help)" ;;
     esac
 done
@@ -115,6 +120,27 @@ tps() {   # tps heap|wc SCRIPT SECONDS: transactions per second, and the errors 
     awk '/transactions:/ { gsub(/\(/, "", $3); t = $3 } /ignored errors:/ { e = $3 }
          END { printf "%.0f %d\n", t, e }' "$log"
 }
+
+if [ -n "$HOLD" ]; then
+    # sbtest1 shows the ordinary table; `use wc` in the env file switches it to the wide table
+    cat >"$WC_CLUSTER_DIR/env" <<HOLDENV
+export PGHOST='$PGHOST' PGPORT='$PGPORT' PGUSER='$PGUSER' PGDATABASE='$PGDATABASE'
+export PATH='$WC_PGBIN':\$PATH PGDATA='$WC_PGDATA'
+SB=(${SB[*]})
+use() { if [ "\$1" = heap ]; then t='id, k, c, pad FROM sbtest_heap'; else t='rowkey AS id, k, c, pad FROM sbtest_wc'; fi
+        psql -qAtX -c "CREATE OR REPLACE VIEW sbtest1 AS SELECT \$t"; }
+# e.g.: use wc; sysbench oltp_read_write "\${SB[@]}" --threads=$THREADS --time=5 run
+HOLDENV
+    chmod 644 "$WC_CLUSTER_DIR/env"
+    wc_say "holding the cluster: . $WC_CLUSTER_DIR/env (Ctrl-C or kill $$ stops it)"
+    cat "$WC_CLUSTER_DIR/env"
+    wc_on_exit '[ -z "$HOLD_SLEEP" ] || kill "$HOLD_SLEEP"'
+    while :; do
+        sleep 3600 &
+        HOLD_SLEEP=$!
+        wait "$HOLD_SLEEP" || true
+    done
+fi
 
 RESULTS=()
 RUNS=()

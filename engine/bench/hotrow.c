@@ -91,23 +91,25 @@ write_batch(wc_db *db, wc_batch *b)
 	wc_batch_clear(b);
 }
 
-/* ns per read of row r: the best of 5 rounds of nreads; *cells per read. */
+/* ns per read of rows r..r+nrows-1: the best of 5 rounds of nreads; *cells per read. */
 static double
-time_reads(wc_db *db, int r, int nreads, long *cells)
+time_reads(wc_db *db, int r, int nrows, int nreads, long *cells)
 {
-	char		row[32];
+	char		row[32],
+				last[32];
 	wc_scan_opts o;
 	wc_key_range kr;
 	double		best = 1e30;
 	wc_err		err;
 
 	row_key(row, sizeof(row), r);
+	row_key(last, sizeof(last), r + nrows - 1);
 	wc_scan_opts_init(&o);
 	kr.start = (const uint8_t *) row;
 	kr.start_len = strlen(row);
 	kr.start_bound = WC_INCLUSIVE;
-	kr.stop = (const uint8_t *) row;
-	kr.stop_len = strlen(row);
+	kr.stop = (const uint8_t *) last;
+	kr.stop_len = strlen(last);
 	kr.stop_bound = WC_INCLUSIVE;
 	o.ranges = &kr;
 	o.nranges = 1;
@@ -142,7 +144,7 @@ time_reads(wc_db *db, int r, int nreads, long *cells)
 }
 
 static void
-run_case(const char *parent, int nfiles, int nversions, int nreads)
+run_case(const char *parent, int nfiles, int nversions, int nrows, int nreads)
 {
 	char		dir[4096];
 	char		val[VALUE];
@@ -179,28 +181,32 @@ run_case(const char *parent, int nfiles, int nversions, int nreads)
 		die("load", &err);
 	for (int f = 0; f < nfiles; f++)
 	{
-		put_row(b, hot_row, ++ts, val);
+		++ts;
+		for (int r = hot_row; r < hot_row + nrows; r++)
+			put_row(b, r, ts, val);
 		write_batch(db, b);
 		if (wc_db_flush(db, &err) != WC_OK)
 			die("flush", &err);
 	}
 	for (int v = 0; v < nversions; v++)
 	{
-		put_row(b, hot_row, ++ts, val);
+		++ts;
+		for (int r = hot_row; r < hot_row + nrows; r++)
+			put_row(b, r, ts, val);
 		write_batch(db, b);
 	}
 	if (wc_db_refresh(db, &err) != WC_OK)
 		die("refresh", &err);
-	hot = time_reads(db, hot_row, nreads, &hot_cells);
-	cold = time_reads(db, cold_row, nreads, &cold_cells);
-	if (hot_cells != COLUMNS || cold_cells != COLUMNS)
-		die("a read did not return the row's ten cells", NULL);
+	hot = time_reads(db, hot_row, nrows, nreads, &hot_cells);
+	cold = time_reads(db, cold_row, nrows, nreads, &cold_cells);
+	if (hot_cells != COLUMNS * nrows || cold_cells != COLUMNS * nrows)
+		die("a read did not return the rows' ten cells", NULL);
 	o.row_cache_bytes = 8 << 20;
 	if (wc_db_open(dir, &o, &db2, &err) != WC_OK)
 		die("open", &err);
-	hot_cached = time_reads(db2, hot_row, nreads, &hot_cells);
-	if (hot_cells != COLUMNS)
-		die("a read did not return the row's ten cells", NULL);
+	hot_cached = time_reads(db2, hot_row, nrows, nreads, &hot_cells);
+	if (hot_cells != COLUMNS * nrows)
+		die("a read did not return the rows' ten cells", NULL);
 	wc_db_close(db2);
 	printf("%5d %8d %12.0f %12.0f %8.2fx %12.0f\n", nfiles, nversions, hot, cold, hot / cold,
 		   hot_cached);
@@ -213,6 +219,7 @@ main(int argc, char **argv)
 {
 	int			nfiles = -1,
 				nversions = -1,
+				nrows = 1,
 				nreads = 100000;
 	bool		shared = false;
 	char		tmpl[] = "/tmp/wchotrow.XXXXXX";
@@ -228,6 +235,8 @@ main(int argc, char **argv)
 			nfiles = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--versions") == 0 && i + 1 < argc)
 			nversions = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
+			nrows = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--reads") == 0 && i + 1 < argc)
 			nreads = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
@@ -236,11 +245,12 @@ main(int argc, char **argv)
 			shared = true;
 		else
 		{
-			fprintf(stderr, "usage: hotrow [--files N] [--versions N] [--reads N] [--dir DIR] [--shared]\n");
+			fprintf(stderr, "usage: hotrow [--files N] [--versions N] [--rows N] [--reads N] [--dir DIR] [--shared]\n");
 			return 2;
 		}
 	}
-	if (nreads < 1 || (nfiles != -1 && nfiles < 0) || (nversions != -1 && nversions < 0))
+	if (nreads < 1 || nrows < 1 || nrows > ROWS / 2 ||
+		(nfiles != -1 && nfiles < 0) || (nversions != -1 && nversions < 0))
 	{
 		fprintf(stderr, "hotrow: counts must be positive\n");
 		return 2;
@@ -265,16 +275,16 @@ main(int argc, char **argv)
 			die("shared memtables", r == MAP_FAILED ? NULL : &err);
 	}
 
-	printf("a row of %d columns read %d times a round (best of 5), ns per read\n", COLUMNS, nreads);
+	printf("%d row(s) of %d columns read %d times a round (best of 5), ns per read\n", nrows, COLUMNS, nreads);
 	printf("files versions     hot row     cold row    ratio  hot, cached\n");
 	if (nfiles >= 0 || nversions >= 0)
-		run_case(dir, nfiles < 0 ? 0 : nfiles, nversions < 0 ? 0 : nversions, nreads);
+		run_case(dir, nfiles < 0 ? 0 : nfiles, nversions < 0 ? 0 : nversions, nrows, nreads);
 	else
 	{
-		run_case(dir, 0, 0, nreads);
-		run_case(dir, 5, 0, nreads);
-		run_case(dir, 0, 300, nreads);
-		run_case(dir, 5, 300, nreads);
+		run_case(dir, 0, 0, nrows, nreads);
+		run_case(dir, 5, 0, nrows, nreads);
+		run_case(dir, 0, 300, nrows, nreads);
+		run_case(dir, 5, 300, nrows, nreads);
 	}
 	if (dir == tmpl)
 	{
