@@ -6,10 +6,12 @@
  *   payload := seq_base: fixed64 | tag: fixed64 | count: varint32 | entry{count}
  *   entry   := type: u8 | fam_len: varint32 | fam | row_len: varint32 | row
  *              | qual_len: varint32 | qual | ts: fixed64 (two's complement)
- *              | val_len: varint32 | val          (val_len and val only for PUT
- *                                                  and DEL_FAMILY_UPTO)
+ *              | val_len: varint32 | val          (val_len and val only for PUT,
+ *                                                  DEL_FAMILY_UPTO and
+ *                                                  DEL_COLUMN_UPTO)
  * A DEL_FAMILY_UPTO entry (a bounded DEL_FAMILY, cell.h) has an 8-byte value,
- * its bound; decoded, it is a DEL_FAMILY with that value.
+ * its bound; decoded, it is a DEL_FAMILY with that value.  A DEL_COLUMN_UPTO
+ * entry likewise decodes as a DEL_COLUMN with its bound as the value.
  *
  * A batch holds only the entries, in insertion order, so db.c can write the
  * entries of several batches after one header as they are.  Each entry also
@@ -135,6 +137,8 @@ type_name(uint8_t type)
 			return "DEL_ALL";
 		case WC_TYPE_DEL_FAMILY_UPTO:
 			return "DEL_FAMILY_UPTO";
+		case WC_TYPE_DEL_COLUMN_UPTO:
+			return "DEL_COLUMN_UPTO";
 	}
 	return "unknown";
 }
@@ -447,7 +451,8 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 		return rc;
 	size = 1 + wc_varint_len(fam_len) + fam_len + wc_varint_len(row_len) + row_len +
 		wc_varint_len(qual_len) + qual_len + 8;
-	if (type == WC_TYPE_PUT || type == WC_TYPE_DEL_FAMILY_UPTO)
+	if (type == WC_TYPE_PUT || type == WC_TYPE_DEL_FAMILY_UPTO ||
+		type == WC_TYPE_DEL_COLUMN_UPTO)
 		size += wc_varint_len(val_len) + val_len;
 	if ((rc = reserve(b, size, 1, err)) != WC_OK)
 		return rc;
@@ -460,7 +465,8 @@ add_entry(wc_batch *b, uint8_t type, const void *fam, size_t fam_len,
 	p = wc_put_bytes(p, qual, qual_len);
 	wc_put_fixed64(p, (uint64_t) ts);
 	p += 8;
-	if (type == WC_TYPE_PUT || type == WC_TYPE_DEL_FAMILY_UPTO)
+	if (type == WC_TYPE_PUT || type == WC_TYPE_DEL_FAMILY_UPTO ||
+		type == WC_TYPE_DEL_COLUMN_UPTO)
 		p = wc_put_bytes(p, val, val_len);
 	b->len += size;
 
@@ -535,15 +541,15 @@ wc_batch_delete_family(wc_batch *b, const void *fam, size_t fam_len,
 					 INT64_MAX, NULL, 0, err);
 }
 
-/* The value of a bounded family delete; WC_INVALID for a bound that is not a
- * committed seq. */
+/* The value of a bounded family or column delete (what: "family", "column");
+ * WC_INVALID for a bound that is not a committed seq. */
 static int
-encode_bound(uint64_t bound, uint8_t *buf, wc_err *err)
+encode_bound(uint64_t bound, uint8_t *buf, const char *what, wc_err *err)
 {
 	if (bound >= WC_SEQ_PENDING_BASE)
 		return wc_err_set(err, WC_INVALID,
-						  "family delete bound %llu is not a committed sequence number (they are below %llu)",
-						  (unsigned long long) bound, (unsigned long long) WC_SEQ_PENDING_BASE);
+						  "%s delete bound %llu is not a committed sequence number (they are below %llu)",
+						  what, (unsigned long long) bound, (unsigned long long) WC_SEQ_PENDING_BASE);
 	wc_put_fixed64(buf, bound);
 	return WC_OK;
 }
@@ -556,9 +562,24 @@ wc_batch_delete_family_upto(wc_batch *b, const void *fam, size_t fam_len,
 	int			rc;
 
 	if ((rc = check_entry(b, fam, fam_len, row, row_len, NULL, 0, err)) != WC_OK ||
-		(rc = encode_bound(bound, val, err)) != WC_OK)
+		(rc = encode_bound(bound, val, "family", err)) != WC_OK)
 		return rc;
 	return add_entry(b, WC_TYPE_DEL_FAMILY_UPTO, fam, fam_len, row, row_len, NULL, 0,
+					 INT64_MAX, val, sizeof(val), err);
+}
+
+int
+wc_batch_delete_column_upto(wc_batch *b, const void *fam, size_t fam_len,
+							const void *row, size_t row_len,
+							const void *qual, size_t qual_len, uint64_t bound, wc_err *err)
+{
+	uint8_t		val[WC_COLUMN_BOUND_LEN];
+	int			rc;
+
+	if ((rc = check_entry(b, fam, fam_len, row, row_len, qual, qual_len, err)) != WC_OK ||
+		(rc = encode_bound(bound, val, "column", err)) != WC_OK)
+		return rc;
+	return add_entry(b, WC_TYPE_DEL_COLUMN_UPTO, fam, fam_len, row, row_len, qual, qual_len,
 					 INT64_MAX, val, sizeof(val), err);
 }
 
@@ -583,7 +604,7 @@ wc_batch_delete_row_upto(wc_batch *b, const wc_family_opts *families, int n,
 	if (n < 0 || (n > 0 && families == NULL))
 		return wc_err_set(err, WC_INVALID, "invalid family list (%d families)", n);
 	if ((rc = check_row(row, row_len, err)) != WC_OK ||
-		(bounded && (rc = encode_bound(bound, val, err)) != WC_OK))
+		(bounded && (rc = encode_bound(bound, val, "family", err)) != WC_OK))
 		return rc;
 	/* all or nothing: check every name before adding any entry */
 	for (int i = 0; i < n; i++)
@@ -842,7 +863,7 @@ decode_entry(const uint8_t *p, const uint8_t *end, wc_batch_entry *e,
 	uint8_t		type = *p++;
 	wc_cell    *c = &e->cell;
 
-	if (type < WC_TYPE_PUT || type > WC_TYPE_DEL_FAMILY_UPTO)
+	if (type < WC_TYPE_PUT || type > WC_TYPE_DEL_COLUMN_UPTO)
 	{
 		corrupt(err, pos, "unknown entry type %u", type);
 		return NULL;
@@ -864,7 +885,7 @@ decode_entry(const uint8_t *p, const uint8_t *end, wc_batch_entry *e,
 	if (type == WC_TYPE_PUT &&
 		(p = get_field(p, end, "value", WC_MAX_VALUE, &c->val, &c->val_len, pos, err)) == NULL)
 		return NULL;
-	if (type == WC_TYPE_DEL_FAMILY_UPTO)
+	if (type == WC_TYPE_DEL_FAMILY_UPTO || type == WC_TYPE_DEL_COLUMN_UPTO)
 	{
 		if ((p = get_field(p, end, "bound", WC_FAMILY_BOUND_LEN, &c->val, &c->val_len, pos,
 						   err)) == NULL)
@@ -872,12 +893,13 @@ decode_entry(const uint8_t *p, const uint8_t *end, wc_batch_entry *e,
 		if (c->val_len != WC_FAMILY_BOUND_LEN ||
 			wc_get_fixed64(c->val) >= WC_SEQ_PENDING_BASE)
 		{
-			corrupt(err, pos, "DEL_FAMILY_UPTO entry has a bound of %u bytes%s instead of a committed sequence number",
-					c->val_len, c->val_len == WC_FAMILY_BOUND_LEN ? " above the committed range" : "");
+			corrupt(err, pos, "%s entry has a bound of %u bytes%s instead of a committed sequence number",
+					type_name(type), c->val_len,
+					c->val_len == WC_FAMILY_BOUND_LEN ? " above the committed range" : "");
 			return NULL;
 		}
-		/* from here on it is a DEL_FAMILY with a value (cell.h) */
-		type = WC_TYPE_DEL_FAMILY;
+		/* from here on it is a DEL_FAMILY or DEL_COLUMN with a value (cell.h) */
+		type = type == WC_TYPE_DEL_FAMILY_UPTO ? WC_TYPE_DEL_FAMILY : WC_TYPE_DEL_COLUMN;
 		e->type = type;
 		c->type = type;
 	}

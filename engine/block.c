@@ -212,9 +212,11 @@ parse_raw(const uint8_t *data, uint32_t off, uint32_t limit, raw_entry *e)
 	e->type = *p++;
 	if (e->type < WC_TYPE_PUT || e->type > WC_TYPE_DEL_FAMILY)
 		return "bad entry type";
-	/* a DEL_FAMILY's value is empty or its bound (cell.h) */
+	/* a DEL_FAMILY's or DEL_COLUMN's value is empty or its bound (cell.h) */
 	if (e->type == WC_TYPE_DEL_FAMILY && e->vlen != 0 && e->vlen != WC_FAMILY_BOUND_LEN)
 		return "bad DEL_FAMILY bound";
+	if (e->type == WC_TYPE_DEL_COLUMN && e->vlen != 0 && e->vlen != WC_COLUMN_BOUND_LEN)
+		return "bad DEL_COLUMN bound";
 	if ((uint64_t) (end - p) < e->vlen)
 		return "value overruns the block";
 	e->val = p;

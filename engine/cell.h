@@ -25,6 +25,15 @@
  * gives the marker its seq).  A plain DEL_FAMILY has an empty value.  In
  * batches and logs a bounded one is encoded as type DEL_FAMILY_UPTO (an older
  * release rejects it); a decoded entry is a DEL_FAMILY with the value.
+ *
+ * A bounded DEL_COLUMN is the same for one column: its 8-byte value B hides
+ * the column's entries with seq <= B (and below its own seq), and spares what
+ * others commit to the column between the deleter's snapshot and its commit.
+ * A plain DEL_COLUMN has an empty value.  In batches and logs a bounded one is
+ * type DEL_COLUMN_UPTO; decoded, a DEL_COLUMN with the value.  Unlike plain
+ * ones, the column's DEL_COLUMN entries then do not hide less as their seqs
+ * fall: one written earlier, with a lower seq, may have a later bound than the
+ * one before it in order.  wc_cell_column_mask says what each hides.
  */
 #ifndef WC_CELL_H
 #define WC_CELL_H
@@ -43,9 +52,11 @@
 #define WC_TYPE_DEL_FAMILY	4
 #define WC_TYPE_DEL_ALL		5
 #define WC_TYPE_DEL_FAMILY_UPTO	6	/* batches and logs only: a bounded DEL_FAMILY */
+#define WC_TYPE_DEL_COLUMN_UPTO	7	/* batches and logs only: a bounded DEL_COLUMN */
 
-/* The value of a bounded DEL_FAMILY: the bound, fixed64 (format). */
+/* The value of a bounded DEL_FAMILY or DEL_COLUMN: the bound, fixed64 (format). */
 #define WC_FAMILY_BOUND_LEN	8
+#define WC_COLUMN_BOUND_LEN	WC_FAMILY_BOUND_LEN
 
 /* Sequence numbers of committed writes are below this; a writer's own pending
  * (uncommitted) entries are numbered from it so they sort as newest. */
@@ -101,12 +112,12 @@ wc_cell_col_scope(const wc_cell *c)
 }
 
 /*
- * The highest seq DEL_FAMILY c hides (entries of its row and family with a seq
- * at most this): its own for a plain one (no other entry has it), its bound for
- * a bounded one, never above its own.
+ * The highest seq a range tombstone c (a DEL_FAMILY or DEL_COLUMN) hides: its
+ * own for a plain one (no other entry has it), its bound for a bounded one,
+ * never above its own.
  */
 static inline uint64_t
-wc_cell_family_mask(const wc_cell *c)
+wc_cell_bound_mask(const wc_cell *c)
 {
 	uint64_t	bound;
 
@@ -116,6 +127,20 @@ wc_cell_family_mask(const wc_cell *c)
 	for (int i = WC_FAMILY_BOUND_LEN - 1; i >= 0; i--)
 		bound = (bound << 8) | c->val[i];
 	return bound < c->seq ? bound : c->seq;
+}
+
+/* The highest seq DEL_FAMILY c hides (entries of its row and family). */
+static inline uint64_t
+wc_cell_family_mask(const wc_cell *c)
+{
+	return wc_cell_bound_mask(c);
+}
+
+/* The highest seq DEL_COLUMN c hides (entries of its column). */
+static inline uint64_t
+wc_cell_column_mask(const wc_cell *c)
+{
+	return wc_cell_bound_mask(c);
 }
 
 #endif

@@ -87,7 +87,8 @@ typedef struct mt_ver
 	uint8_t		type;
 	uint8_t		shared;			/* the value is in the mapping, pointed to */
 	uint8_t		run;			/* a DEL_COLUMN with the end of its run (below) */
-	/* then the value's bytes, or its offset in the mapping, or the run's end */
+	/* then the value's bytes, or its offset in the mapping, or the run's end
+	 * followed by the value's bytes (a bounded DEL_COLUMN's bound, cell.h) */
 } mt_ver;
 
 /*
@@ -98,7 +99,10 @@ typedef struct mt_ver
  * of the entry after it, or itself), and every entry from it to there is a
  * DEL_COLUMN, since entries are never removed and only a DEL_COLUMN sorts
  * among them.  So whatever seeks the column's versions (an add of a version,
- * a reader past the tombstones: scan.c) jumps the run in one step.
+ * a reader past the tombstones: scan.c) jumps the run in one step.  Bounded
+ * DEL_COLUMN entries (cell.h: a row deleted and written again by transactions
+ * that delete what their snapshot saw) are in runs too; their bound follows
+ * the run's end.
  */
 static inline mt_ver *
 tomb_run_end(const mt_ver *v)
@@ -360,7 +364,7 @@ entry_cell(const wc_memtable *mt, const mt_node *n, const mt_ver *v, wc_cell *c)
 		c->val = mt->map->addr + off;
 	}
 	else
-		c->val = p;
+		c->val = v->run ? p + sizeof(mt_ver *) : p;
 	c->val_len = v->val_len;
 }
 
@@ -819,10 +823,11 @@ ver_new(wc_memtable *mt, const wc_cell *c, size_t *size)
 	bool		shared = mt->map != NULL && c->val_len >= WC_MEMTABLE_SHARED_MIN &&
 		wc_mapping_holds(mt->map, c->val, c->val_len) &&
 		(size_t) (c->val - mt->map->addr) + c->val_len <= mt->map_limit;
-	bool		run = c->type == WC_TYPE_DEL_COLUMN && c->val_len == 0;
+	bool		run = c->type == WC_TYPE_DEL_COLUMN && !shared;
 	mt_ver	   *v;
 
-	*size = sizeof(mt_ver) + (shared ? sizeof(uint64_t) : run ? sizeof(mt_ver *) : c->val_len);
+	*size = sizeof(mt_ver) +
+		(shared ? sizeof(uint64_t) : (run ? sizeof(mt_ver *) : 0) + c->val_len);
 	if ((v = mt_alloc(mt, *size)) == NULL)
 		return NULL;
 	v->ts = c->ts;
@@ -841,7 +846,7 @@ ver_new(wc_memtable *mt, const wc_cell *c, size_t *size)
 		memcpy(v + 1, &off, sizeof(off));
 	}
 	else if (c->val_len > 0)
-		memcpy(v + 1, c->val, c->val_len);
+		memcpy((uint8_t *) (v + 1) + (run ? sizeof(mt_ver *) : 0), c->val, c->val_len);
 	return v;
 }
 

@@ -690,24 +690,30 @@ stream_skip_unwanted(wc_scan *scan, fam_stream *fs)
 }
 
 /*
- * After c, a DEL_COLUMN the reader sees (its seq became the column's mask):
- * the column's other DEL_COLUMN entries, which follow it with lower seqs, mask
- * less and decide nothing, so the stream moves on to the column's versions.
- * One step first, as most columns hold one tombstone; then, on a run of them
- * (a row deleted and written again many times), a seek, which a memtable
- * answers in a step (memtable.c, "run") and a sorted file by its index.
+ * After a DEL_COLUMN of the current column (the last one fed to vis): the
+ * column's other DEL_COLUMN entries follow it with lower seqs, and each hides
+ * at most its own seq (cell.h).  So once the next one's seq is at or below
+ * what the column's and the row's tombstones hide already, it and every one
+ * after it decide nothing, and the stream moves on to the column's versions.
+ * (Not at once after any one the reader sees: a bounded one may hide less
+ * than the one after it, written earlier with a later bound.)  One step
+ * first, as most columns hold one tombstone; then, on a run of them (a row
+ * deleted and written again many times: plain ones, or bounded ones whose
+ * bounds reach the delete before), a seek, which a memtable answers in a step
+ * (memtable.c, "run") and a sorted file by its index.
  */
 static void
 stream_skip_tombstones(fam_stream *fs)
 {
 	const wc_vis *vis = &fs->vis;
 	const wc_cell *n;
+	uint64_t	hidden = vis->col_tomb > vis->fam_tomb ? vis->col_tomb : vis->fam_tomb;
 
 	wc_iter_next(fs->merge);
 	if (!wc_iter_valid(fs->merge))
 		return;
 	n = wc_iter_cell(fs->merge);
-	if (n->type != WC_TYPE_DEL_COLUMN || !in_vis_column(vis, n))
+	if (n->type != WC_TYPE_DEL_COLUMN || n->seq > hidden || !in_vis_column(vis, n))
 		return;
 	stream_seek_in_column(fs, INT64_MAX, WC_SEQ_MAX);
 }
@@ -753,8 +759,8 @@ stream_consider(wc_scan *scan, fam_stream *fs, const wc_cell *c)
 			return stream_fail(scan, fs, wc_err_set(&scan->err, rc, "out of memory"));
 		if (rc == WC_VIS_SKIP_COLUMN)
 			stream_skip_unwanted(scan, fs);
-		else if (c->type == WC_TYPE_DEL_COLUMN && fs->vis.col_tomb == c->seq &&
-				 fs->vis.rules.mode == WC_VIS_READ)
+		else if (c->type == WC_TYPE_DEL_COLUMN && fs->vis.rules.mode == WC_VIS_READ &&
+				 fs->vis.have_col && in_vis_column(&fs->vis, c))
 			stream_skip_tombstones(fs);
 		else if ((c->type == WC_TYPE_PUT || c->type == WC_TYPE_DEL_VERSION) &&
 				 wc_vis_column_full(&fs->vis) && in_vis_column(&fs->vis, c))

@@ -56,8 +56,10 @@ typedef struct wc_sst_build_opts
 								 * (WC_SST_VERSION for zstd, else
 								 * WC_SST_VERSION_NO_ZSTD, which older builds
 								 * read; WC_SST_VERSION_BOUNDED once a bounded
-								 * DEL_FAMILY is added); 1 (an index without
-								 * search arrays) for tests of old files */
+								 * DEL_FAMILY is added,
+								 * WC_SST_VERSION_BOUNDED_COLUMN once a bounded
+								 * DEL_COLUMN is); 1 (an index without search
+								 * arrays) for tests of old files */
 	int			compression_level;	/* zstd's; 0 = WC_ZSTD_LEVEL_DEFAULT */
 	bool		helper;			/* blocks compressed in a helper thread
 								 * (sst_builder.c): for a bulk write, whose
@@ -100,7 +102,8 @@ typedef struct wc_sst wc_sst;
 #define WC_SST_MAGIC			UINT64_C(0x57c0ff5e5a5d7e11)
 #define WC_SST_VERSION			3	/* version 2 + zstd blocks */
 #define WC_SST_VERSION_BOUNDED	4	/* version 3 + bounded DEL_FAMILY entries (cell.h) */
-#define WC_SST_VERSION_NEWEST	4	/* the newest read */
+#define WC_SST_VERSION_BOUNDED_COLUMN	5	/* version 4 + bounded DEL_COLUMN entries */
+#define WC_SST_VERSION_NEWEST	5	/* the newest read */
 #define WC_SST_VERSION_NO_ZSTD	2	/* written when no block can be zstd */
 #define WC_SST_VERSION_OLDEST	1
 #define WC_SST_FOOTER_SIZE		64

@@ -622,6 +622,22 @@ wc_sst_builder_add(wc_sst_builder *b, const wc_cell *c)
 			b->version = WC_SST_VERSION_BOUNDED;
 		}
 	}
+	if (c->type == WC_TYPE_DEL_COLUMN && c->val_len != 0)
+	{
+		/* a bounded DEL_COLUMN: version 5, refused whole by builds before it */
+		if (c->val_len != WC_COLUMN_BOUND_LEN)
+			return wc_err_set(&b->err, WC_INVALID,
+							  "DEL_COLUMN entry with a value of %u bytes cannot be stored in sorted file \"%s\" (a bound has %d)",
+							  c->val_len, b->file.name, WC_COLUMN_BOUND_LEN);
+		if (b->version < WC_SST_VERSION_BOUNDED_COLUMN)
+		{
+			if (b->version_fixed)
+				return wc_err_set(&b->err, WC_INVALID,
+								  "sorted file \"%s\" of format version %d cannot hold a bounded DEL_COLUMN entry",
+								  b->file.name, b->version);
+			b->version = WC_SST_VERSION_BOUNDED_COLUMN;
+		}
+	}
 	if (p->cells == 0)
 		new_row = true;
 	else

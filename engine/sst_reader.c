@@ -1558,6 +1558,12 @@ wc_sst_verify(wc_sst *s, wc_err *err)
 				rc = verify_fail(s, "DEL_FAMILY entry with a value that is not a bound of a version 4 file", err);
 				break;
 			}
+			if (c->type == WC_TYPE_DEL_COLUMN && c->val_len != 0 &&
+				(c->val_len != WC_COLUMN_BOUND_LEN || s->version < WC_SST_VERSION_BOUNDED_COLUMN))
+			{
+				rc = verify_fail(s, "DEL_COLUMN entry with a value that is not a bound of a version 5 file", err);
+				break;
+			}
 			if (c->type == WC_TYPE_DEL_COLUMN || c->type == WC_TYPE_DEL_FAMILY)
 				got.range_tombstones++;
 			else

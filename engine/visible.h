@@ -16,7 +16,7 @@
  *     entry that does not exist takes no part in anything below.
  *     (wc_vis_seq_exists alone decides this.)
  *   - masking: a DEL_FAMILY of the row and a DEL_COLUMN of the column hide entries
- *     with a lower seq (a bounded DEL_FAMILY: with a seq up to its bound, cell.h);
+ *     with a lower seq (a bounded one: with a seq up to its bound, cell.h);
  *     of the entries of one timestamp only the one with the highest
  *     seq counts (so a DEL_VERSION hides older writes of its timestamp, and a put
  *     written after a delete is visible: deletes are ordered by seq, not by ts).
@@ -39,7 +39,13 @@
  * (written by transactions some snapshot may not see yet) are kept as they are
  * and decide nothing about the others: what the compaction drops, a reader who
  * sees more entries would not see either (masking and max_versions only grow
- * with more entries), and a reader who sees fewer finds what it needs.  A compaction that
+ * with more entries), and a reader who sees fewer finds what it needs.  Except
+ * for a bounded tombstone there (cell.h) whose bound lies below keep_above: it
+ * hides some of the entries judged and spares later ones, so a version that
+ * would take a place for a reader who does not see it frees that place for one
+ * who does, and an older version beyond max_versions for the first is not for
+ * the second.  In its row (a DEL_FAMILY) or column (a DEL_COLUMN) the
+ * compaction then drops nothing for max_versions.  A compaction that
  * sees only the newest files of its rows (rules.partial) keeps the tombstones too.
  *
  * The step is static inline: it is the scan's per-cell path.  It copies the row on
@@ -145,17 +151,23 @@ typedef struct wc_vis
 	uint64_t	fam_tomb;		/* highest seq a DEL_FAMILY of the row hides, or 0 */
 	uint64_t	rows;			/* rows begun since init (a reset does not go back):
 								 * unchanged between two cells = the same row */
+	bool		row_every_version;	/* COMPACT: max_versions not applied in the
+									 * row (a bounded DEL_FAMILY above
+									 * keep_above) */
 
 	/* the column */
 	uint8_t    *qual;
 	size_t		qual_len,
 				qual_cap;
 	bool		have_col;
-	uint64_t	col_tomb;		/* highest DEL_COLUMN seq of the column, or 0 */
+	uint64_t	col_tomb;		/* highest seq a DEL_COLUMN of the column hides,
+								 * or 0 */
 	uint32_t	slots;			/* timestamps of the column that hold a place so far */
 	bool		have_ts;
 	int64_t		last_ts;		/* the last of them */
 	int			qual_hint;		/* wc_vis_column_wanted's */
+	bool		col_every_version;	/* the same in the column (a bounded
+									 * DEL_COLUMN above keep_above) */
 } wc_vis;
 
 /* Rules of a reader that sees every write: READ mode, no truncate, no snapshot
@@ -293,10 +305,18 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 {
 	const wc_vis_rules *r = &vis->rules;
 	uint64_t	mask;
+	bool		above = false;
 
 	if (c->seq > r->keep_above && r->mode == WC_VIS_COMPACT && c->seq >= r->trunc)
-		return WC_VIS_EMIT;
-	if (!wc_vis_seq_exists(r, c->seq))
+	{
+		/* kept as it is; a bounded tombstone that spares some of the entries
+		 * judged lifts max_versions in its row or column (above) */
+		if ((c->type != WC_TYPE_DEL_FAMILY && c->type != WC_TYPE_DEL_COLUMN) ||
+			c->val_len == 0 || wc_cell_bound_mask(c) >= r->keep_above)
+			return WC_VIS_EMIT;
+		above = true;
+	}
+	else if (!wc_vis_seq_exists(r, c->seq))
 		return WC_VIS_SKIP;
 
 	if (!vis->have_row || !wc_bytes_eq(c->row, c->row_len, vis->row, vis->row_len))
@@ -309,11 +329,18 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 		vis->have_col = false;
 		vis->fam_tomb = 0;
 		vis->rows++;
+		vis->row_every_version = false;
 	}
 	if (c->type == WC_TYPE_DEL_FAMILY)
 	{
 		/* a bounded one hides what its bound covers (cell.h) */
 		uint64_t	hides = wc_cell_family_mask(c);
+
+		if (above)
+		{
+			vis->row_every_version = true;
+			return WC_VIS_EMIT;
+		}
 
 		/*
 		 * A partial compaction keeps a tombstone for the older files, unless
@@ -338,6 +365,7 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 		vis->col_tomb = 0;
 		vis->slots = 0;
 		vis->have_ts = false;
+		vis->col_every_version = false;
 		if (!wc_vis_column_wanted(r, vis->qual, vis->qual_len, &vis->qual_hint))
 		{
 			/* to this reader the column is deleted whole */
@@ -347,10 +375,22 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 	}
 	if (c->type == WC_TYPE_DEL_COLUMN)
 	{
-		/* the same: a column or family tombstone kept already hides more */
-		if (c->seq <= vis->col_tomb || c->seq <= vis->fam_tomb)
+		/*
+		 * The same: a column or family tombstone kept already hides all this
+		 * one does.  Not "hides more" by seq: a bounded one (cell.h) with a
+		 * lower seq than the one before it may hide more than that one.
+		 */
+		uint64_t	hides = wc_cell_column_mask(c);
+
+		if (above)
+		{
+			vis->col_every_version = true;
+			return WC_VIS_EMIT;
+		}
+
+		if (hides <= vis->col_tomb || hides <= vis->fam_tomb)
 			return WC_VIS_SKIP;
-		vis->col_tomb = c->seq;
+		vis->col_tomb = hides;
 		return r->partial ? WC_VIS_EMIT : WC_VIS_SKIP;
 	}
 
@@ -363,7 +403,8 @@ wc_vis_step(wc_vis *vis, const wc_cell *c)
 	vis->have_ts = true;
 	vis->last_ts = c->ts;
 	vis->slots++;
-	if (r->max_versions != 0 && vis->slots > r->max_versions)
+	if (r->max_versions != 0 && vis->slots > r->max_versions &&
+		!vis->row_every_version && !vis->col_every_version)
 		return WC_VIS_SKIP_COLUMN;
 	if (c->type != WC_TYPE_PUT)
 	{

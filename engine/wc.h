@@ -388,6 +388,16 @@ int			wc_batch_delete_family_upto(wc_batch *b, const void *fam, size_t fam_len,
 int			wc_batch_delete_row_upto(wc_batch *b, const wc_family_opts *families, int n,
 									 const void *row, size_t row_len, uint64_t bound,
 									 wc_err *err);
+/*
+ * A bounded column delete: hides the column's (row, qualifier) entries in the
+ * family whose seq is at most bound, as wc_batch_delete_family_upto does the
+ * row's (same bound, same checks).  Stored files holding one are of format
+ * version 5 (FORMAT.md).
+ */
+int			wc_batch_delete_column_upto(wc_batch *b, const void *fam, size_t fam_len,
+										const void *row, size_t row_len,
+										const void *qual, size_t qual_len, uint64_t bound,
+										wc_err *err);
 /* Everything written before this entry (in the store and earlier in the batch) is gone. */
 int			wc_batch_truncate(wc_batch *b, wc_err *err);
 

@@ -32,8 +32,9 @@ entries_equal(const wc_batch_entry *a, const wc_batch_entry *b)
 		(x->row_len && memcmp(x->row, y->row, x->row_len) != 0) ||
 		(x->qual_len && memcmp(x->qual, y->qual, x->qual_len) != 0))
 		return false;
-	/* a bounded DEL_FAMILY carries its bound as the value */
-	if ((a->type == WC_TYPE_PUT || a->type == WC_TYPE_DEL_FAMILY) &&
+	/* a bounded DEL_FAMILY or DEL_COLUMN carries its bound as the value */
+	if ((a->type == WC_TYPE_PUT || a->type == WC_TYPE_DEL_FAMILY ||
+		 a->type == WC_TYPE_DEL_COLUMN) &&
 		(x->val_len != y->val_len || (x->val_len && memcmp(x->val, y->val, x->val_len) != 0)))
 		return false;
 	return true;
@@ -54,6 +55,10 @@ add_again(wc_batch *b, const wc_batch_entry *e, wc_err *err)
 			return wc_batch_delete_version(b, e->fam, e->fam_len, c->row, c->row_len,
 										   c->qual, c->qual_len, c->ts, err);
 		case WC_TYPE_DEL_COLUMN:
+			if (c->val_len == WC_COLUMN_BOUND_LEN)
+				return wc_batch_delete_column_upto(b, e->fam, e->fam_len, c->row, c->row_len,
+												   c->qual, c->qual_len,
+												   wc_get_fixed64(c->val), err);
 			return wc_batch_delete_column(b, e->fam, e->fam_len, c->row, c->row_len,
 										  c->qual, c->qual_len, err);
 		case WC_TYPE_DEL_FAMILY:

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cell.h"
+#include "coding.h"
 #include "memtable.h"
 #include "testutil.h"
 
@@ -64,6 +65,14 @@ make_cell(tcell *t, uint64_t seq)
 	{
 		t->c.type = WC_TYPE_DEL_COLUMN;
 		t->c.ts = INT64_MAX;
+		/* half of them bounded: their bound lies after a run's end (memtable.c) */
+		if (test_rand(&rnd) % 2 == 0)
+		{
+			t->val = malloc(WC_COLUMN_BOUND_LEN);
+			wc_put_fixed64(t->val, test_rand(&rnd) % (seq + 1));
+			t->c.val = t->val;
+			t->c.val_len = WC_COLUMN_BOUND_LEN;
+		}
 	}
 	else
 	{

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cell.h"
+#include "coding.h"
 #include "visible.h"
 #include "testutil.h"
 
@@ -27,14 +28,42 @@ typedef struct ent
 	int64_t		ts;
 	uint64_t	seq;
 	uint8_t		type;
+	bool		bounded;		/* DELC, DELF: hides seqs up to bound only (cell.h) */
+	uint64_t	bound;
 } ent;
 
+/* A bounded tombstone in a literal: {"r", "q", TOMB_TS, 9, DELC, UPTO(4)};
+ * the other literals leave both fields out (plain) */
+#define UPTO(b) .bounded = true, .bound = (b)
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+/* The highest seq tombstone e hides (wc_cell_column_mask, without a cell). */
+static uint64_t
+ent_mask(const ent *e)
+{
+	return e->bounded && e->bound < e->seq ? e->bound : e->seq;
+}
+
+/*
+ * The cell of e; a bounded tombstone's value (its bound) lies in one of a few
+ * buffers taken in turn, valid until as many more cells are made.
+ */
 static wc_cell
 to_cell(const ent *e)
 {
+	static uint8_t bounds[4][WC_COLUMN_BOUND_LEN];
+	static int	next_bound;
 	wc_cell		c;
 
 	memset(&c, 0, sizeof(c));
+	if (e->bounded)
+	{
+		uint8_t    *v = bounds[next_bound++ % 4];
+
+		wc_put_fixed64(v, e->bound);
+		c.val = v;
+		c.val_len = WC_COLUMN_BOUND_LEN;
+	}
 	c.row = (const uint8_t *) e->row;
 	c.row_len = (uint32_t) strlen(e->row);
 	c.qual = (const uint8_t *) e->qual;
@@ -462,6 +491,127 @@ test_partial_tombstones(void)
 	EXPECT(r, col, "---E--");
 }
 
+/*
+ * Bounded DEL_COLUMN entries (cell.h): each hides the column's entries up to its
+ * bound, so one with a lower seq (written earlier) may hide more than the one
+ * before it; a partial compaction keeps a bounded one unless one it keeps
+ * hides all it does, by bound, not by seq.
+ */
+static void
+test_bounded_tombstones(void)
+{
+	const ent	col[] = {
+		{"r", "q", TOMB_TS, 9, DELC, UPTO(4)},	/* hides seqs 1 to 4 */
+		{"r", "q", TOMB_TS, 7, DELC, UPTO(6)},	/* written earlier: hides 1 to 6 */
+		{"r", "q", 10, 8, PUT},		/* above both bounds */
+		{"r", "q", 9, 6, PUT},		/* at the second's bound */
+		{"r", "q", 8, 5, PUT},		/* above the first's, at or below the second's */
+		{"r", "q", 7, 4, PUT},		/* at the first's */
+		{"r", "q", 6, 3, PUT},
+	};
+	const ent	plain_first[] = {
+		{"r", "q", TOMB_TS, 9, DELC},	/* plain: hides 1 to 9 */
+		{"r", "q", TOMB_TS, 8, DELC, UPTO(5)},	/* hidden wholly by it */
+		{"r", "q", 10, 10, PUT},
+		{"r", "q", 9, 7, PUT},
+	};
+	const ent	bounded_first[] = {
+		{"r", "q", TOMB_TS, 9, DELC, UPTO(1)},	/* a write at seq 3 is spared */
+		{"r", "q", TOMB_TS, 2, DELC},	/* plain, written earlier: hides more */
+		{"r", "q", 10, 10, PUT},
+		{"r", "q", 9, 3, PUT},
+		{"r", "q", 8, 1, PUT},
+	};
+	const ent	above_own[] = {
+		{"r", "q", TOMB_TS, 5, DELC, UPTO(100)},	/* never above its own seq */
+		{"r", "q", 10, 6, PUT},
+		{"r", "q", 9, 5 - 1, PUT},
+	};
+	const ent	fam[] = {
+		{"r", "", TOMB_TS, 9, DELF, UPTO(3)},
+		{"r", "a", TOMB_TS, 8, DELC, UPTO(2)},	/* hides less than the family's */
+		{"r", "a", 10, 3, PUT},
+		{"r", "b", TOMB_TS, 7, DELC, UPTO(5)},	/* hides more */
+		{"r", "b", 10, 5, PUT},
+		{"r", "b", 9, 4, PUT},
+		{"r", "b", 8, 6, PUT},
+	};
+	wc_vis_rules rd = rules_of(WC_VIS_READ, 0),
+				cp = rules_of(WC_VIS_COMPACT, 0),
+				pc = rules_of(WC_VIS_COMPACT, 0);
+
+	pc.partial = true;
+	EXPECT(rd, col, "--E----");
+	EXPECT(cp, col, "--E----");
+	EXPECT(pc, col, "EEE----");
+	EXPECT(rd, plain_first, "--E-");
+	EXPECT(pc, plain_first, "E-E-");
+	EXPECT(rd, bounded_first, "--EE-");
+	EXPECT(pc, bounded_first, "EEEE-");
+	EXPECT(rd, above_own, "-E-");
+	EXPECT(pc, above_own, "EE-");
+	EXPECT(rd, fam, "------E");
+	EXPECT(pc, fam, "E--E--E");
+	/* max_versions: masked versions hold no place, spared ones do */
+	rd.max_versions = 1;
+	EXPECT(rd, bounded_first, "--Ex-");
+	/* above keep_above: kept as it is, hiding nothing, so the next one is kept */
+	pc.keep_above = 8;
+	EXPECT(pc, plain_first, "EEEE");
+	{
+		/*
+		 * A bounded one above keep_above spares some of the entries judged: a
+		 * version that holds a place for a reader who does not see it (seq 2)
+		 * is hidden from one who does, for whom the next one holds it.  So in
+		 * its column (its row, for a DEL_FAMILY) no version is dropped for
+		 * max_versions; a plain one, or one whose bound reaches keep_above,
+		 * hides every entry judged and changes nothing.
+		 */
+		const ent	bcol[] = {
+			{"r", "q", TOMB_TS, 9, DELC, UPTO(3)},
+			{"r", "q", 10, 2, PUT},
+			{"r", "q", 9, 5, PUT},
+			{"r", "q", 8, 4, PUT},
+			{"r", "z", 10, 1, PUT},		/* another column */
+			{"r", "z", 9, 6, PUT},
+		};
+		const ent	reach[] = {
+			{"r", "q", TOMB_TS, 9, DELC, UPTO(6)},
+			{"r", "q", 10, 2, PUT},
+			{"r", "q", 9, 5, PUT},
+			{"r", "q", 8, 4, PUT},
+		};
+		const ent	bfam[] = {
+			{"r", "", TOMB_TS, 9, DELF, UPTO(3)},
+			{"r", "q", 10, 2, PUT},
+			{"r", "q", 9, 5, PUT},
+			{"r", "z", 10, 1, PUT},
+			{"r", "z", 9, 6, PUT},
+			{"s", "q", 10, 3, PUT},		/* another row */
+			{"s", "q", 9, 4, PUT},
+		};
+		wc_vis_rules fc = rules_of(WC_VIS_COMPACT, 1);
+
+		fc.keep_above = 6;
+		EXPECT(fc, bcol, "EEEEEx");
+		EXPECT(fc, reach, "EExx");
+		EXPECT(fc, bfam, "EEEEEEx");
+		fc.partial = true;
+		EXPECT(fc, bcol, "EEEEEx");
+		fc.keep_above = WC_SEQ_MAX;		/* every reader sees it */
+		fc.partial = false;
+		EXPECT(fc, bcol, "--ExEx");
+	}
+	{
+		const ent	one[] = {{"r", "q", TOMB_TS, 7, DELC, UPTO(6)}};
+		wc_cell		c = to_cell(&one[0]);
+
+		CHECK(wc_cell_column_mask(&c) == 6, "mask %" PRIu64, wc_cell_column_mask(&c));
+		c.val_len = 0;
+		CHECK(wc_cell_column_mask(&c) == 7, "plain: mask %" PRIu64, wc_cell_column_mask(&c));
+	}
+}
+
 /* ---------------------------------------------------------------- random */
 
 static const char *rows[] = {"a", "ab", "b"};
@@ -523,9 +673,9 @@ ref_emit(const wc_vis_rules *r, const ent *es, int n, int i)
 	if (e->type == DELF || e->type == DELC || !exists(r, e->seq))
 		return false;
 	for (int j = 0; j < n; j++)
-		if (exists(r, es[j].seq) && es[j].seq > mask && strcmp(es[j].row, e->row) == 0 &&
+		if (exists(r, es[j].seq) && ent_mask(&es[j]) > mask && strcmp(es[j].row, e->row) == 0 &&
 			(es[j].type == DELF || (es[j].type == DELC && strcmp(es[j].qual, e->qual) == 0)))
-			mask = es[j].seq;
+			mask = ent_mask(&es[j]);
 	if (e->seq <= mask)
 		return false;
 	/* the latest write of its ts? */
@@ -558,7 +708,11 @@ ref_emit(const wc_vis_rules *r, const ent *es, int n, int i)
 		ref_wanted(r, e->qual);
 }
 
-/* Random entries in cell order; seqs are distinct, some pending. */
+/*
+ * Random entries in cell order; seqs are distinct, some pending; half the
+ * DEL_COLUMN and DEL_FAMILY entries bounded, by any committed seq (at or above
+ * their own, they hide what a plain one would).
+ */
 static int
 random_entries(uint64_t *rnd, ent *es, int max)
 {
@@ -580,6 +734,13 @@ random_entries(uint64_t *rnd, ent *es, int max)
 			e->ts = TOMB_TS;
 		if (e->type == DELF)
 			e->qual = "";
+		e->bounded = false;
+		e->bound = 0;
+		if ((e->type == DELC || e->type == DELF) && test_rand(rnd) % 2 == 0)
+		{
+			e->bounded = true;
+			e->bound = test_rand(rnd) % (uint64_t) (n + 1);
+		}
 	}
 	qsort(es, (size_t) n, sizeof(ent), cmp_ent);
 	return n;
@@ -820,7 +981,8 @@ test_partial_compaction_reads_the_same(void)
 {
 	uint64_t	rnd = 4242;
 	int			bad = 0,
-				dropped_tombs = 0;
+				dropped_tombs = 0,
+				bounded_cols[2] = {0, 0};	/* dropped, kept */
 
 	for (int iter = 0; iter < 20000 && bad < 5; iter++)
 	{
@@ -856,9 +1018,15 @@ test_partial_compaction_reads_the_same(void)
 				if (in[i].seq <= split)
 					merged[nmerged++] = in[i];
 				else if (wc_vis_step(&vis, &c) == WC_VIS_EMIT)
+				{
 					merged[nmerged++] = in[i];
+					bounded_cols[1] += in[i].type == DELC && in[i].bounded;
+				}
 				else if (in[i].type == DELC || in[i].type == DELF)
+				{
 					dropped_tombs++;
+					bounded_cols[0] += in[i].type == DELC && in[i].bounded;
+				}
 			}
 			wc_vis_free(&vis);
 		}
@@ -878,6 +1046,9 @@ test_partial_compaction_reads_the_same(void)
 	}
 	CHECK(bad == 0, "partial compaction output reads as its input: %d mismatches", bad);
 	CHECK(dropped_tombs > 1000, "partial compactions dropped tombstones: %d", dropped_tombs);
+	CHECK(bounded_cols[0] > 1000 && bounded_cols[1] > 1000,
+		  "partial compactions dropped %d bounded DEL_COLUMN entries and kept %d",
+		  bounded_cols[0], bounded_cols[1]);
 }
 
 int
@@ -896,6 +1067,7 @@ main(void)
 	test_random();
 	test_compaction_reads_the_same();
 	test_partial_tombstones();
+	test_bounded_tombstones();
 	test_partial_compaction_reads_the_same();
 	TEST_DONE();
 }
