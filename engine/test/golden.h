@@ -281,6 +281,48 @@ static const golden_cell golden_batch_bounded[] GOLDEN_UNUSED = {
 	{DELF, GB("data"), GB("user:0001"), GB(""), TSMAX, 0, BOUND("\x66\x03\x00\x00\x00\x00\x00\x00")},
 };
 
+/*
+ * store-bounded-column/000003.sst: format version 5, family "data", level 0, lz4,
+ * 512-byte blocks: bounded DEL_COLUMN entries (value: the bound, fixed64) beside
+ * plain ones, and a bounded DEL_FAMILY.  user:0001's column a: a marker (seq 900)
+ * hides its entries up to seq 850, sparing 860; user:0002's column c: a plain
+ * marker (seq 950) and a bounded one (seq 940, bound 930); user:0003: a family
+ * marker up to seq 20, and column d's two markers, the second of which (seq 975,
+ * bound 972) hides more than the first (seq 985, bound 15).
+ */
+static const golden_cell golden_sst_v5[] GOLDEN_UNUSED = {
+	{DELC, NOFAM, GB("user:0001"), GB("a"), TSMAX, 900, BOUND("\x52\x03\x00\x00\x00\x00\x00\x00")},
+	{PUT, NOFAM, GB("user:0001"), GB("a"), 5, 901, GB("new"), 0},
+	{PUT, NOFAM, GB("user:0001"), GB("a"), 4, 860, GB("spared"), 0},
+	{PUT, NOFAM, GB("user:0001"), GB("a"), 3, 800, GB("old"), 0},
+	{PUT, NOFAM, GB("user:0001"), GB("b"), 1, 810, GB("other"), 0},
+	{DELC, NOFAM, GB("user:0002"), GB("c"), TSMAX, 950, NOVAL},
+	{DELC, NOFAM, GB("user:0002"), GB("c"), TSMAX, 940, BOUND("\xa2\x03\x00\x00\x00\x00\x00\x00")},
+	{PUT, NOFAM, GB("user:0002"), GB("c"), 3, 945, GB("hidden by the plain marker"), 0},
+	{DELF, NOFAM, GB("user:0003"), GB(""), TSMAX, 990, BOUND("\x14\x00\x00\x00\x00\x00\x00\x00")},
+	{DELC, NOFAM, GB("user:0003"), GB("d"), TSMAX, 985, BOUND("\x0f\x00\x00\x00\x00\x00\x00\x00")},
+	{DELC, NOFAM, GB("user:0003"), GB("d"), TSMAX, 975, BOUND("\xcc\x03\x00\x00\x00\x00\x00\x00")},
+	{PUT, NOFAM, GB("user:0003"), GB("d"), 2, 973, GB("both"), 0},
+	{PUT, NOFAM, GB("user:0003"), GB("d"), 1, 960, GB("hidden by the second"), 0},
+	{PUT, NOFAM, GB("user:0003"), GB("e"), 1, 10, GB("hidden by the family's"), 0},
+};
+
+/*
+ * The batch in store-bounded-column/000002.log, numbered from 1000: a put, a
+ * DEL_COLUMN_UPTO of its column up to seq 950 (seq 1001: it spares the put and
+ * 973; 960 only the file's second marker hides), a put of another column, a
+ * DEL_COLUMN_UPTO of user:0001's column a up to seq 870 (hiding 860), and a plain
+ * DEL_COLUMN.  Reading the store: user:0001/data:a@5, user:0001/data:b@1,
+ * user:0003/data:d@3, user:0003/data:d@2 and user:0003/data:f@1.
+ */
+static const golden_cell golden_batch_bounded_column[] GOLDEN_UNUSED = {
+	{PUT, GB("data"), GB("user:0003"), GB("d"), 3, 0, GB("log"), 0},
+	{DELC, GB("data"), GB("user:0003"), GB("d"), TSMAX, 0, BOUND("\xb6\x03\x00\x00\x00\x00\x00\x00")},
+	{PUT, GB("data"), GB("user:0003"), GB("f"), 1, 0, GB("after"), 0},
+	{DELC, GB("data"), GB("user:0001"), GB("a"), TSMAX, 0, BOUND("\x66\x03\x00\x00\x00\x00\x00\x00")},
+	{DELC, GB("data"), GB("user:0002"), GB("c"), TSMAX, 0, NOVAL},
+};
+
 /* A record of a golden log. */
 #define GOLDEN_BATCH	1
 #define GOLDEN_INGEST	2
@@ -321,6 +363,12 @@ static const golden_record golden_log_v2[] GOLDEN_UNUSED = {
 /* store-bounded/000002.log, format version 2: its batch, the log still active. */
 static const golden_record golden_log_bounded[] GOLDEN_UNUSED = {
 	{GOLDEN_BATCH, 1000, 0, golden_batch_bounded, GOLDEN_NELEM(golden_batch_bounded), NULL, 0},
+};
+
+/* store-bounded-column/000002.log, format version 2: its batch, the log still active. */
+static const golden_record golden_log_bounded_column[] GOLDEN_UNUSED = {
+	{GOLDEN_BATCH, 1000, 0, golden_batch_bounded_column, GOLDEN_NELEM(golden_batch_bounded_column),
+	NULL, 0},
 };
 
 /* store-zstd/000002.log, format version 2: the store's batch, the log still active. */
@@ -410,7 +458,11 @@ static const golden_block golden_sst_v4_blocks[] GOLDEN_UNUSED = {
 	{0, 174, 1},				/* 207 bytes, 1 restart point */
 };
 
-/* The properties of the two files (also in the MANIFEST), and of the zstd store's file */
+static const golden_block golden_sst_v5_blocks[] GOLDEN_UNUSED = {
+	{0, 277, 1},				/* 376 bytes, 1 restart point */
+};
+
+/* The properties of the two files (also in the MANIFEST), and of the stores' files */
 #define GOLDEN_PROPS_11 {"meta", 1, 31, 6, 4, 9, 1388, 1578, 4, INT64_MIN, INT64_MAX - 1, \
 	1, UINT64_C(4611686018427387903), GB("\x00"), GB("\xff\xff\xff")}
 #define GOLDEN_PROPS_12 {"data", 0, 42, 3, 2, 8, 2057, 1539, 3, -100, 12, \
@@ -419,6 +471,8 @@ static const golden_block golden_sst_v4_blocks[] GOLDEN_UNUSED = {
 	49, 999, GB("user:000000001a"), GB("user:1999")}
 #define GOLDEN_PROPS_BOUNDED_3 {"data", 0, 8, 3, 3, 3, 262, 381, 1, 1, 5, \
 	10, 950, GB("user:0001"), GB("user:0003")}
+#define GOLDEN_PROPS_BOUNDED_COLUMN_3 {"data", 0, 14, 6, 6, 3, 492, 484, 1, 1, 5, \
+	10, 990, GB("user:0001"), GB("user:0003")}
 
 static const golden_sst golden_ssts[] GOLDEN_UNUSED = {
 	{"000011.sst", 1, 1578, 0x5CE12F81, golden_sst_v1, GOLDEN_NELEM(golden_sst_v1),
@@ -429,6 +483,8 @@ static const golden_sst golden_ssts[] GOLDEN_UNUSED = {
 	golden_sst_v3_blocks, GOLDEN_NELEM(golden_sst_v3_blocks), GOLDEN_PROPS_STORE_3},
 	{"store-bounded/000003.sst", 4, 381, 0x8D466963, golden_sst_v4, GOLDEN_NELEM(golden_sst_v4),
 	golden_sst_v4_blocks, GOLDEN_NELEM(golden_sst_v4_blocks), GOLDEN_PROPS_BOUNDED_3},
+	{"store-bounded-column/000003.sst", 5, 484, 0x8D466963, golden_sst_v5, GOLDEN_NELEM(golden_sst_v5),
+	golden_sst_v5_blocks, GOLDEN_NELEM(golden_sst_v5_blocks), GOLDEN_PROPS_BOUNDED_COLUMN_3},
 };
 
 /* The logs: name, number, format version, size, CRC-32C, records and their ends. */
@@ -453,6 +509,8 @@ static const golden_log golden_logs[] GOLDEN_UNUSED = {
 	{459}},
 	{"store-bounded/000002.log", 2, 2, 188, 0x8351A300, golden_log_bounded,
 	GOLDEN_NELEM(golden_log_bounded), {188}},
+	{"store-bounded-column/000002.log", 2, 2, 216, 0x16F37978, golden_log_bounded_column,
+	GOLDEN_NELEM(golden_log_bounded_column), {216}},
 };
 
 /* MANIFEST: its size and checksum, the header fields, the logs and the files. */

@@ -3,8 +3,8 @@
  *
  *   make_golden DIR WHAT...
  *
- * WHAT is sst-v1, sst-v2, manifest, log-v2, store-zstd or store-bounded for a build against
- * this tree
+ * WHAT is sst-v1, sst-v2, manifest, log-v2, store-zstd, store-bounded or
+ * store-bounded-column for a build against this tree
  * (make -C engine build/test/make_golden), and sst-v1 or log-v1 for a build with
  * -DGOLDEN_OLD_TREE against the engine of an older commit whose writers wrote
  * format version 1 by default (the README says which and how).  The contents come
@@ -243,6 +243,15 @@ append_record(wc_file *f, const golden_record *r, uint64_t *end)
 												 g->qual, g->qual_len, g->ts, &err);
 					break;
 				case WC_TYPE_DEL_COLUMN:
+#ifndef GOLDEN_OLD_TREE
+					if (g->val_len == WC_COLUMN_BOUND_LEN)
+					{
+						rc = wc_batch_delete_column_upto(b, g->fam, g->fam_len, g->row,
+														 g->row_len, g->qual, g->qual_len,
+														 wc_get_fixed64(val), &err);
+						break;
+					}
+#endif
 					rc = wc_batch_delete_column(b, g->fam, g->fam_len, g->row, g->row_len,
 												g->qual, g->qual_len, &err);
 					break;
@@ -327,6 +336,8 @@ write_log(const char *dir, const golden_log *g)
  * store-zstd/: family "data" zstd-compressed (a sorted file of format version 3).
  * store-bounded/: bounded DEL_FAMILY entries beside plain ones in both files (a
  * sorted file of format version 4).
+ * store-bounded-column/: bounded DEL_COLUMN entries beside plain ones in both
+ * files, and a bounded DEL_FAMILY in the sorted file (format version 5).
  */
 static int
 write_store(const char *dir, const char *name, int which, int compression)
@@ -473,6 +484,8 @@ main(int argc, char **argv)
 			bad |= write_store(dir, "store-zstd", 2, WC_COMPRESS_ZSTD);
 		else if (strcmp(what, "store-bounded") == 0)
 			bad |= write_store(dir, "store-bounded", 3, WC_COMPRESS_LZ4);
+		else if (strcmp(what, "store-bounded-column") == 0)
+			bad |= write_store(dir, "store-bounded-column", 4, WC_COMPRESS_LZ4);
 #else
 		else if (strcmp(what, "log-v1") == 0)
 			bad |= write_log(dir, &golden_logs[0]);

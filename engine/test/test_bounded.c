@@ -1034,19 +1034,18 @@ test_column_encoding(void)
 }
 
 /*
- * The golden store (test/golden/store-bounded: a version 4 sorted file and a log
+ * A golden store (test/golden/NAME: a sorted file of the given version and a log
  * with bounded markers, written once by make_golden), copied and opened: what the
  * markers leave, before and after a major compaction.
  */
 static void
-test_golden_store(void)
+golden_store(const char *name, int version, const char *want)
 {
 	char	   *dir = test_tmpdir("bounded-golden");
 	char		cmd[8400];
 	wc_family_opts fo[] = {{"data", 0, 0, WC_COMPRESS_LZ4, 0}};
-	const char *want = "user:0001/data:a@5=new;user:0003/data:d@1=after;";
 
-	snprintf(cmd, sizeof(cmd), "cp '%s'/store-bounded/* '%s'/", WC_GOLDEN_DIR, dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s'/%s/* '%s'/", WC_GOLDEN_DIR, name, dir);
 	CHECK(system(cmd) == 0, "%s", cmd);
 	for (int round = 0; round < 2; round++)
 	{
@@ -1056,6 +1055,8 @@ test_golden_store(void)
 		EXPECT(db, NULL, 0, want, round == 0 ? "golden store" : "golden store, compacted");
 		if (round == 0)
 		{
+			CHECK(file_version(db, dir, "data") == version, "%s: a file of version %d", name,
+				  file_version(db, dir, "data"));
 			wc_err_clear(&err);
 			CHECK_OK(wc_db_compact(db, &err), &err);
 			EXPECT(db, NULL, 0, want, "golden store, compacted, same handle");
@@ -1068,12 +1069,34 @@ test_golden_store(void)
 	test_rmdir(dir);
 }
 
+/* store-bounded: a version 4 sorted file and a log with bounded DEL_FAMILY entries */
+static void
+test_golden_store(void)
+{
+	golden_store("store-bounded", WC_SST_VERSION_BOUNDED, "user:0001/data:a@5=new;user:0003/data:d@1=after;");
+}
+
+/*
+ * The golden store store-bounded-column (a version 5 sorted file and a log with
+ * bounded DEL_COLUMN entries beside plain ones): user:0003's column d keeps what
+ * neither the log's marker nor the file's first spares, and 960, which only the
+ * file's second marker (the one with the lower seq) hides, stays hidden.
+ */
+static void
+test_golden_store_column(void)
+{
+	golden_store("store-bounded-column", WC_SST_VERSION_BOUNDED_COLUMN,
+				 "user:0001/data:a@5=new;user:0001/data:b@1=other;"
+				 "user:0003/data:d@3=log;user:0003/data:d@2=both;user:0003/data:f@1=after;");
+}
+
 int
 main(void)
 {
 	test_encoding();
 	test_column_encoding();
 	test_golden_store();
+	test_golden_store_column();
 	t_name = "test_bounded";
 	test_masking_through_flush_and_compaction();
 	test_pending();

@@ -852,6 +852,10 @@ encode_golden_batch(const golden_record *r, size_t *len)
 		else if (g->type == WC_TYPE_DEL_VERSION)
 			wc_batch_delete_version(b, g->fam, g->fam_len, g->row, g->row_len, g->qual,
 									g->qual_len, g->ts, &err);
+		else if (g->type == WC_TYPE_DEL_COLUMN && g->val_len == WC_COLUMN_BOUND_LEN)
+			wc_batch_delete_column_upto(b, g->fam, g->fam_len, g->row, g->row_len, g->qual,
+										g->qual_len, wc_get_fixed64((const uint8_t *) g->val),
+										&err);
 		else if (g->type == WC_TYPE_DEL_COLUMN)
 			wc_batch_delete_column(b, g->fam, g->fam_len, g->row, g->row_len, g->qual,
 								   g->qual_len, &err);

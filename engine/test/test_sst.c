@@ -1311,6 +1311,16 @@ test_golden_ssts(void)
 		  golden_ssts[1].version, golden_ssts[2].version);
 	CHECK(golden_ssts[3].version == WC_SST_VERSION_BOUNDED,
 		  "a golden sorted file of version %u (bounded DEL_FAMILY)", golden_ssts[3].version);
+	{
+		bool		bounded_column = false;
+
+		for (size_t k = 0; k < golden_ssts[4].ncells; k++)
+			bounded_column |= golden_ssts[4].cells[k].type == WC_TYPE_DEL_COLUMN &&
+				golden_ssts[4].cells[k].val_len == WC_COLUMN_BOUND_LEN;
+		CHECK(golden_ssts[4].version == WC_SST_VERSION_BOUNDED_COLUMN && bounded_column,
+			  "a golden sorted file of version %u with a bounded DEL_COLUMN",
+			  golden_ssts[4].version);
+	}
 	CHECK(types[WC_TYPE_PUT] && types[WC_TYPE_DEL_VERSION] && types[WC_TYPE_DEL_COLUMN] &&
 		  types[WC_TYPE_DEL_FAMILY], "every stored entry type");
 	CHECK(stored[WC_COMPRESS_NONE] && stored[WC_COMPRESS_LZ4] && stored[WC_COMPRESS_ZSTD],
