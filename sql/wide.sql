@@ -692,6 +692,42 @@ SELECT value FROM typed_int WHERE rowkey = 'bad' AND qualifier = 'n';
 DROP FOREIGN TABLE typed, typed_cells, typed_int;
 DROP DOMAIN wide_pos;
 
+-- what a DELETE, an UPDATE to NULL and an UPDATE of a whole family delete:
+-- every version of the cells the transaction sees, its own writes too, and
+-- nothing committed after it looked (bounded markers; what other sessions
+-- commit meanwhile: specs/iso_delete_insert.spec)
+CREATE FOREIGN TABLE own (rowkey text COLLATE "C", n int OPTIONS (cell 'f:n'),
+    note text OPTIONS (cell 'f:note'), attrs jsonb OPTIONS (cell 'j:*'))
+    SERVER wide OPTIONS (families 'f,j');
+CREATE FOREIGN TABLE own_cells (rowkey text COLLATE "C", family text, qualifier text, ts bigint, value bytea)
+    SERVER wide OPTIONS (store 'own');
+INSERT INTO own VALUES ('k', 0, 'committed', '{"a": 1}'), ('m0', 5, 'stays', NULL);
+BEGIN;
+INSERT INTO own VALUES ('x', 1, 'mine', '{"a": 1, "b": 2}');
+UPDATE own SET n = 2 WHERE rowkey = 'x';
+UPDATE own SET n = n + 1 WHERE note = 'mine';
+SELECT count(DISTINCT (family, qualifier)) AS cells_of_x FROM own_cells WHERE rowkey = 'x';
+DELETE FROM own WHERE rowkey = 'x';
+SELECT count(DISTINCT (family, qualifier)) AS cells_of_x FROM own_cells WHERE rowkey = 'x';
+INSERT INTO own VALUES ('y', 1, 'mine', '{"a": 1, "b": 2}');
+UPDATE own SET note = NULL, attrs = '{"c": 3}' WHERE rowkey = 'y';
+UPDATE own SET attrs = '{"d": 4}' WHERE rowkey = 'k';
+UPDATE own SET note = NULL WHERE n = 0;
+DELETE FROM own WHERE rowkey = 'k';
+INSERT INTO own VALUES ('k', 9, NULL, NULL);
+INSERT INTO own VALUES ('m1', 1, 'moved', '{"e": 5}');
+UPDATE own SET rowkey = 'm2' WHERE rowkey = 'm1';
+UPDATE own SET rowkey = 'm0', note = 'over' WHERE rowkey = 'm2';
+SELECT * FROM own ORDER BY rowkey;
+COMMIT;
+SELECT * FROM own ORDER BY rowkey;
+SELECT rowkey, family, qualifier, value FROM own_cells ORDER BY rowkey, family, qualifier, ts DESC;
+SELECT widecol_flush('own');
+SELECT * FROM own ORDER BY rowkey;
+SELECT widecol_compact('own');
+SELECT rowkey, family, qualifier, value FROM own_cells ORDER BY rowkey, family, qualifier, ts DESC;
+DROP FOREIGN TABLE own, own_cells;
+
 DROP FOREIGN TABLE scores, users;
 DROP TABLE users_plain, picks;
 DROP FUNCTION wide_try(text);

@@ -749,6 +749,7 @@ wcfdw_direct_update_row(ForeignScanState *node, WcFdwDirectState *ds, wc_key_ran
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
 	TupleTableSlot *slot = ds->setslot;
 	wc_scan_opts o = ds->opts;
+	wc_batch   *b;
 	uint64		fp_snap = 0,
 				fp_new = 0;
 	int			i;
@@ -826,8 +827,11 @@ wcfdw_direct_update_row(ForeignScanState *node, WcFdwDirectState *ds, wc_key_ran
 		slot->tts_values[a - 1] = ExecEvalExpr(ds->set_exprs[i], econtext, &slot->tts_isnull[a - 1]);
 	}
 	ExecStoreVirtualTuple(slot);
-	wcfdw_wide_put_row(&ds->conv, wcfdw_store_write_batch(ds->store, ds->cid, false), slot,
-					   range->start, range->start_len, wcfdw_now_ms(), ds->updated, true);
+	b = wcfdw_store_write_batch(ds->store, ds->cid, false);
+	wcfdw_wide_delete_replaced(&ds->conv, ds->store, ds->cid, b, slot,
+							   range->start, range->start_len, ds->updated);
+	wcfdw_wide_put_row(&ds->conv, b, slot, range->start, range->start_len, wcfdw_now_ms(),
+					   ds->updated);
 	ds->rows++;
 }
 

@@ -437,7 +437,7 @@ wcfdw_wide_insert(WcFdwModifyState *ms, TupleTableSlot *slot)
 				 errdetail("Every column but rowkey is NULL or an object of no values; a row is its cells, so it would not exist."),
 				 errhint("Give at least one column a value.")));
 	wcfdw_wide_put_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false), slot,
-					   row, row_len, wcfdw_now_ms(), NULL, false);
+					   row, row_len, wcfdw_now_ms(), NULL);
 }
 
 /*
@@ -839,12 +839,6 @@ wcfdw_delete_version(WcFdwModifyState *ms, const wc_cell_view *c)
 	wcfdw_check(rc, &err, "buffer a delete in the", RelationGetRelationName(ms->rel));
 }
 
-static bool
-wcfdw_same_bytes(const void *a, size_t alen, const void *b, size_t blen)
-{
-	return alen == blen && memcmp(a, b, alen) == 0;
-}
-
 static wc_batch *
 wcfdw_deferred(WcFdwModifyState *ms)
 {
@@ -927,16 +921,19 @@ wcfdw_wide_update(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 	row = wcfdw_rowkey_from_slot(ms, slot, &row_len);
 	if (wcfdw_same_bytes(old_row, old_len, row, row_len))
 	{
-		wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts,
-						   AttributeNumberIsValid(ms->junk_old) ?
-						   wcfdw_wide_trigger_changed(ms, slot, planSlot) : ms->updated,
-						   true);
+		const Bitmapset *changed = AttributeNumberIsValid(ms->junk_old) ?
+			wcfdw_wide_trigger_changed(ms, slot, planSlot) : ms->updated;
+
+		wcfdw_wide_delete_replaced(&ms->conv, ms->store, ms->cid, wcfdw_deferred(ms), slot,
+								   row, row_len, changed);
+		wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts, changed);
 		return true;
 	}
-	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false),
-						  old_row, old_len);
-	wcfdw_wide_delete_row(&ms->conv, wcfdw_deferred(ms), row, row_len);
-	wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts, NULL, false);
+	wcfdw_wide_delete_cells(&ms->conv, ms->store, ms->cid,
+							wcfdw_store_write_batch(ms->store, ms->cid, false),
+							old_row, old_len, NULL);
+	wcfdw_wide_delete_cells(&ms->conv, ms->store, ms->cid, wcfdw_deferred(ms), row, row_len, NULL);
+	wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts, NULL);
 	return true;
 }
 
@@ -1001,7 +998,8 @@ wcfdw_wide_delete(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 		elog(ERROR, "rowkey of a row of foreign table \"%s\" is null", RelationGetRelationName(ms->rel));
 	if (!wcfdw_first_time(ms, row, row_len))
 		return false;
-	wcfdw_wide_delete_row(&ms->conv, wcfdw_store_write_batch(ms->store, ms->cid, false), row, row_len);
+	wcfdw_wide_delete_cells(&ms->conv, ms->store, ms->cid,
+							wcfdw_store_write_batch(ms->store, ms->cid, false), row, row_len, NULL);
 
 	ExecClearTuple(slot);
 	if (AttributeNumberIsValid(ms->junk_wholerow))

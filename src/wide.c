@@ -46,6 +46,7 @@
 #include "postgres.h"
 
 #include "access/sysattr.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "common/jsonapi.h"
@@ -883,13 +884,12 @@ wcfdw_wide_row_has_cell(const WcFdwConverter *conv, TupleTableSlot *slot)
  * wcfdw_wide_put_row
  *		The cells of the row in slot, all at ts: of every column, or of the
  *		columns in only (attnums offset by FirstLowInvalidHeapAttributeNumber,
- *		as ExecGetUpdatedCols gives them); with delete_nulls a NULL deletes
- *		the cell (every version) and a whole family is replaced
+ *		as ExecGetUpdatedCols gives them).  A NULL writes nothing; an UPDATE
+ *		deletes what it replaces first (wcfdw_wide_delete_replaced).
  */
 void
 wcfdw_wide_put_row(WcFdwConverter *conv, wc_batch *b, TupleTableSlot *slot,
-				   const uint8 *row, size_t row_len, int64 ts,
-				   const Bitmapset *only, bool delete_nulls)
+				   const uint8 *row, size_t row_len, int64 ts, const Bitmapset *only)
 {
 	const WcFdwColumns *cols = &conv->cols;
 	int			i;
@@ -898,23 +898,12 @@ wcfdw_wide_put_row(WcFdwConverter *conv, wc_batch *b, TupleTableSlot *slot,
 	for (i = 0; i < cols->nwide; i++)
 	{
 		const WcFdwWideColumn *w = &cols->wide[i];
-		bool		isnull = slot->tts_isnull[w->attnum - 1];
 		Datum		d = slot->tts_values[w->attnum - 1];
 		wc_err		err;
 
-		if (only != NULL &&
-			!bms_is_member(w->attnum - FirstLowInvalidHeapAttributeNumber, only))
-			continue;
-		wc_err_clear(&err);
-		if (delete_nulls && w->whole_family)
-			wcfdw_wide_check(wc_batch_delete_family(b, w->family, strlen(w->family),
-													row, row_len, &err),
-							 &err, conv->relname);
-		else if (delete_nulls && isnull)
-			wcfdw_wide_check(wc_batch_delete_column(b, w->family, strlen(w->family),
-													row, row_len, w->qual, w->qual_len, &err),
-							 &err, conv->relname);
-		if (isnull)
+		if (slot->tts_isnull[w->attnum - 1] ||
+			(only != NULL &&
+			 !bms_is_member(w->attnum - FirstLowInvalidHeapAttributeNumber, only)))
 			continue;
 		if (w->whole_family)
 			wcfdw_wide_put_family(conv, b, w, d, row, row_len, ts);
@@ -938,30 +927,213 @@ wcfdw_wide_put_row(WcFdwConverter *conv, wc_batch *b, TupleTableSlot *slot,
 	}
 }
 
+/* A version one of the columns del marks holds: a cell of the column, or of a 'family:*' column's family. */
+static bool
+wcfdw_wide_deleted_cell(const WcFdwColumns *cols, const bool *del, const wc_cell_view *c)
+{
+	for (int i = 0; i < cols->nwide; i++)
+	{
+		const WcFdwWideColumn *w = &cols->wide[i];
+
+		if (del[i] && wcfdw_same_bytes((const uint8 *) c->family, c->family_len,
+									   (const uint8 *) w->family, w->family_len) &&
+			(w->whole_family || wcfdw_same_bytes(c->qual, c->qual_len, w->qual, w->qual_len)))
+			return true;
+	}
+	return false;
+}
+
+/* A version to delete by its timestamp: what the scan gave, copied. */
+typedef struct WcFdwOwnVersion
+{
+	char	   *family;
+	size_t		family_len;
+	uint8	   *qual;
+	size_t		qual_len;
+	int64		ts;
+} WcFdwOwnVersion;
+
 /*
- * wcfdw_wide_delete_row
- *		Deletes every mapped cell of the row (every version); cells that no
- *		column maps stay
+ * wcfdw_wide_delete_cells
+ *		Deletes every version of the row's cells in the columns del marks (all
+ *		when del is NULL), as a transaction deletes what it sees: what others
+ *		commit later stays
+ *
+ * A DEL_COLUMN (DEL_FAMILY for a 'family:*' column) hides the entries of its
+ * column with a lower seq, and seqs come at commit: a DELETE that committed
+ * after a concurrent INSERT of the same rowkey (a blind put, which takes no
+ * row lock) hid that INSERT's cells too, where an ordinary table keeps the
+ * row the INSERT made.  So the markers are bounded (engine/cell.h): they hide
+ * the entries with a seq up to B, the seq up to which the store's newest
+ * committed state is whole as of its last refresh, which the row lock made
+ * (wcfdw_lock_wide_row, direct.c: what the statement decided to change, the
+ * newest committed row under READ COMMITTED); and each version above B that
+ * the transaction sees, its own writes (above every committed seq until its
+ * commit; those of this statement in b too), gets a version tombstone.  Cells
+ * that no column maps stay.
  */
 void
-wcfdw_wide_delete_row(WcFdwConverter *conv, wc_batch *b, const uint8 *row, size_t row_len)
+wcfdw_wide_delete_cells(WcFdwConverter *conv, WcFdwStore *store, CommandId cid, wc_batch *b,
+						const uint8 *row, size_t row_len, const bool *del)
 {
 	const WcFdwColumns *cols = &conv->cols;
+	bool	   *all = NULL;
+	wc_slice   *fams;
+	int			nfams = 0;
+	wc_scan_opts o;
+	wc_key_range range;
+	wc_scan    *scan = NULL;
+	WcFdwOwnVersion *own = NULL;
+	int			nown = 0,
+				maxown = 0;
+	uint64		bound;
+	wc_err		err;
+	int			rc;
 	int			i;
 
+	if (del == NULL)
+	{
+		all = palloc(sizeof(bool) * Max(cols->nwide, 1));
+		for (i = 0; i < cols->nwide; i++)
+			all[i] = true;
+		del = all;
+	}
+	fams = palloc(sizeof(wc_slice) * Max(cols->nwide, 1));
 	for (i = 0; i < cols->nwide; i++)
 	{
 		const WcFdwWideColumn *w = &cols->wide[i];
-		wc_err		err;
+		int			j;
 
+		if (!del[i])
+			continue;
+		for (j = 0; j < nfams; j++)
+			if (wcfdw_same_bytes(fams[j].data, fams[j].len, (const uint8 *) w->family, w->family_len))
+				break;
+		if (j == nfams)
+		{
+			fams[nfams].data = (const uint8_t *) w->family;
+			fams[nfams].len = w->family_len;
+			nfams++;
+		}
+	}
+	if (nfams == 0)
+		return;
+
+	/* the row's newest committed versions and the transaction's own, and B */
+	wc_scan_opts_init(&o);
+	wcfdw_point_range(&range, row, row_len);
+	o.ranges = &range;
+	o.nranges = 1;
+	o.families = fams;
+	o.nfamilies = nfams;
+	o.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
+	wcfdw_store_visible_batches(store, cid + 1, &o);
+	for (i = 0; i < o.npending && o.pending[i] != b; i++)
+		;
+	if (i == o.npending)
+	{
+		/* b, an UPDATE's deferred batch, holds this statement's earlier writes */
+		wc_batch  **pending = palloc(sizeof(wc_batch *) * (o.npending + 1));
+
+		if (o.npending > 0)
+			memcpy(pending, o.pending, sizeof(wc_batch *) * o.npending);
+		pending[o.npending] = b;
+		o.pending = pending;
+		o.npending++;
+	}
+	wc_err_clear(&err);
+	rc = wc_scan_open(store->db, &o, &scan, &err);
+	if (rc < 0)
+		wcfdw_engine_error(ERROR, rc, &err, "scan", store->relname);
+	bound = wc_scan_visible_bound(scan);
+	PG_TRY();
+	{
+		wc_cell_view c;
+
+		/* copied: the scan may read the batch the tombstones go to */
+		while ((rc = wc_scan_next(scan, &c, &err)) == 1)
+		{
+			WcFdwOwnVersion *v;
+
+			if (c.seq <= bound || !wcfdw_wide_deleted_cell(cols, del, &c))
+				continue;
+			if (nown == maxown)
+			{
+				maxown = Max(8, maxown * 2);
+				own = own == NULL ? palloc(sizeof(WcFdwOwnVersion) * maxown) :
+					repalloc(own, sizeof(WcFdwOwnVersion) * maxown);
+			}
+			v = &own[nown++];
+			v->family = pnstrdup(c.family, c.family_len);
+			v->family_len = c.family_len;
+			v->qual = palloc(Max(c.qual_len, 1));
+			memcpy(v->qual, c.qual, c.qual_len);
+			v->qual_len = c.qual_len;
+			v->ts = c.ts;
+		}
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", store->relname);
+	}
+	PG_FINALLY();
+	{
+		wc_scan_close(scan);
+	}
+	PG_END_TRY();
+
+	for (i = 0; i < nown; i++)
+	{
+		wc_err_clear(&err);
+		wcfdw_wide_check(wc_batch_delete_version(b, own[i].family, own[i].family_len, row, row_len,
+												 own[i].qual, own[i].qual_len, own[i].ts, &err),
+						 &err, conv->relname);
+	}
+	for (i = 0; i < cols->nwide; i++)
+	{
+		const WcFdwWideColumn *w = &cols->wide[i];
+
+		if (!del[i])
+			continue;
 		wc_err_clear(&err);
 		if (w->whole_family)
-			wcfdw_wide_check(wc_batch_delete_family(b, w->family, strlen(w->family),
-													row, row_len, &err),
+			wcfdw_wide_check(wc_batch_delete_family_upto(b, w->family, w->family_len,
+														 row, row_len, bound, &err),
 							 &err, conv->relname);
 		else
-			wcfdw_wide_check(wc_batch_delete_column(b, w->family, strlen(w->family),
-													row, row_len, w->qual, w->qual_len, &err),
+			wcfdw_wide_check(wc_batch_delete_column_upto(b, w->family, w->family_len,
+														 row, row_len, w->qual, w->qual_len,
+														 bound, &err),
 							 &err, conv->relname);
 	}
+}
+
+/*
+ * wcfdw_wide_delete_replaced
+ *		What an UPDATE of the row in slot replaces, deleted before its cells
+ *		are written (wcfdw_wide_put_row): the columns in only (NULL: every
+ *		column) that are NULL (the cell goes) or map a whole family (its
+ *		cells are replaced by the object's)
+ */
+void
+wcfdw_wide_delete_replaced(WcFdwConverter *conv, WcFdwStore *store, CommandId cid, wc_batch *b,
+						   TupleTableSlot *slot, const uint8 *row, size_t row_len,
+						   const Bitmapset *only)
+{
+	const WcFdwColumns *cols = &conv->cols;
+	bool	   *del = palloc0(sizeof(bool) * Max(cols->nwide, 1));
+	bool		any = false;
+	int			i;
+
+	slot_getallattrs(slot);
+	for (i = 0; i < cols->nwide; i++)
+	{
+		const WcFdwWideColumn *w = &cols->wide[i];
+
+		if (only != NULL &&
+			!bms_is_member(w->attnum - FirstLowInvalidHeapAttributeNumber, only))
+			continue;
+		del[i] = w->whole_family || slot->tts_isnull[w->attnum - 1];
+		any |= del[i];
+	}
+	if (any)
+		wcfdw_wide_delete_cells(conv, store, cid, b, row, row_len, del);
 }

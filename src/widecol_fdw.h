@@ -518,9 +518,13 @@ extern void wcfdw_wide_scan_cells(const WcFdwColumns *cols, const bool *read,
 extern bool wcfdw_wide_row_has_cell(const WcFdwConverter *conv, TupleTableSlot *slot);
 extern void wcfdw_wide_put_row(WcFdwConverter *conv, wc_batch *b, TupleTableSlot *slot,
 							   const uint8 *row, size_t row_len, int64 ts,
-							   const Bitmapset *only, bool delete_nulls);
-extern void wcfdw_wide_delete_row(WcFdwConverter *conv, wc_batch *b,
-								  const uint8 *row, size_t row_len);
+							   const Bitmapset *only);
+extern void wcfdw_wide_delete_cells(WcFdwConverter *conv, WcFdwStore *store, CommandId cid,
+									wc_batch *b, const uint8 *row, size_t row_len,
+									const bool *del);
+extern void wcfdw_wide_delete_replaced(WcFdwConverter *conv, WcFdwStore *store, CommandId cid,
+									   wc_batch *b, TupleTableSlot *slot,
+									   const uint8 *row, size_t row_len, const Bitmapset *only);
 
 /* scan.c */
 extern void widecolBeginForeignScan(ForeignScanState *node, int eflags);
@@ -546,6 +550,12 @@ extern bool wcfdw_lock_rowkey(WcFdwStore *store, Relation rel, const uint8 *row,
 							  LOCKMODE mode, LockWaitPolicy wait);
 extern WcFdwCondExec *wcfdw_init_conds(ForeignScanState *node, int *nconds);
 extern void wcfdw_scan_opts_snapshot(wc_scan_opts *o, WcFdwSnapshotArg *snap);
+static inline bool
+wcfdw_same_bytes(const void *a, size_t alen, const void *b, size_t blen)
+{
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
 /* r: the one rowkey row (a point read), whose bytes it points to */
 static inline void
 wcfdw_point_range(wc_key_range *r, const uint8 *row, size_t row_len)
