@@ -588,6 +588,33 @@ wc_sst_builder_new(const char *dir, const char *name, const wc_sst_build_opts *o
 	return b;
 }
 
+/*
+ * A bounded DEL_FAMILY (version 4 on) or DEL_COLUMN (version 5 on, cell.h):
+ * the file takes the version that holds it, which builds before it refuse
+ * whole (they would take the marker for a plain one and hide too much).
+ */
+static int
+builder_bounded_marker(wc_sst_builder *b, const wc_cell *c)
+{
+	const char *type = c->type == WC_TYPE_DEL_FAMILY ? "DEL_FAMILY" : "DEL_COLUMN";
+	int			need = c->type == WC_TYPE_DEL_FAMILY ? WC_SST_VERSION_BOUNDED :
+		WC_SST_VERSION_BOUNDED_COLUMN;
+
+	if (c->val_len != WC_FAMILY_BOUND_LEN)
+		return wc_err_set(&b->err, WC_INVALID,
+						  "%s entry with a value of %u bytes cannot be stored in sorted file \"%s\" (a bound has %d)",
+						  type, c->val_len, b->file.name, WC_FAMILY_BOUND_LEN);
+	if (b->version < need)
+	{
+		if (b->version_fixed)
+			return wc_err_set(&b->err, WC_INVALID,
+							  "sorted file \"%s\" of format version %d cannot hold a bounded %s entry",
+							  b->file.name, b->version, type);
+		b->version = need;
+	}
+	return WC_OK;
+}
+
 int
 wc_sst_builder_add(wc_sst_builder *b, const wc_cell *c)
 {
@@ -605,39 +632,9 @@ wc_sst_builder_add(wc_sst_builder *b, const wc_cell *c)
 	if (c->type < WC_TYPE_PUT || c->type > WC_TYPE_DEL_FAMILY)
 		return wc_err_set(&b->err, WC_INVALID, "entry of type %d cannot be stored in sorted file \"%s\"",
 						  c->type, b->file.name);
-	if (c->type == WC_TYPE_DEL_FAMILY && c->val_len != 0)
-	{
-		/* a bounded DEL_FAMILY: version 4 on, which older builds refuse whole
-		 * (they would take it for a plain one and hide too much) */
-		if (c->val_len != WC_FAMILY_BOUND_LEN)
-			return wc_err_set(&b->err, WC_INVALID,
-							  "DEL_FAMILY entry with a value of %u bytes cannot be stored in sorted file \"%s\" (a bound has %d)",
-							  c->val_len, b->file.name, WC_FAMILY_BOUND_LEN);
-		if (b->version < WC_SST_VERSION_BOUNDED)
-		{
-			if (b->version_fixed)
-				return wc_err_set(&b->err, WC_INVALID,
-								  "sorted file \"%s\" of format version %d cannot hold a bounded DEL_FAMILY entry",
-								  b->file.name, b->version);
-			b->version = WC_SST_VERSION_BOUNDED;
-		}
-	}
-	if (c->type == WC_TYPE_DEL_COLUMN && c->val_len != 0)
-	{
-		/* a bounded DEL_COLUMN: version 5, refused whole by builds before it */
-		if (c->val_len != WC_COLUMN_BOUND_LEN)
-			return wc_err_set(&b->err, WC_INVALID,
-							  "DEL_COLUMN entry with a value of %u bytes cannot be stored in sorted file \"%s\" (a bound has %d)",
-							  c->val_len, b->file.name, WC_COLUMN_BOUND_LEN);
-		if (b->version < WC_SST_VERSION_BOUNDED_COLUMN)
-		{
-			if (b->version_fixed)
-				return wc_err_set(&b->err, WC_INVALID,
-								  "sorted file \"%s\" of format version %d cannot hold a bounded DEL_COLUMN entry",
-								  b->file.name, b->version);
-			b->version = WC_SST_VERSION_BOUNDED_COLUMN;
-		}
-	}
+	if ((c->type == WC_TYPE_DEL_FAMILY || c->type == WC_TYPE_DEL_COLUMN) && c->val_len != 0 &&
+		(rc = builder_bounded_marker(b, c)) != WC_OK)
+		return rc;
 	if (p->cells == 0)
 		new_row = true;
 	else
