@@ -750,6 +750,7 @@ wcfdw_direct_update_row(ForeignScanState *node, WcFdwDirectState *ds, wc_key_ran
 	TupleTableSlot *slot = ds->setslot;
 	wc_scan_opts o = ds->opts;
 	wc_batch   *b;
+	MemoryContext old;
 	uint64		fp_snap = 0,
 				fp_new = 0;
 	int			i;
@@ -828,10 +829,12 @@ wcfdw_direct_update_row(ForeignScanState *node, WcFdwDirectState *ds, wc_key_ran
 	}
 	ExecStoreVirtualTuple(slot);
 	b = wcfdw_store_write_batch(ds->store, ds->cid, false);
+	old = MemoryContextSwitchTo(ds->rowcxt);	/* reset for each rowkey */
 	wcfdw_wide_delete_replaced(&ds->conv, ds->store, ds->cid, b, slot,
 							   range->start, range->start_len, ds->updated);
 	wcfdw_wide_put_row(&ds->conv, b, slot, range->start, range->start_len, wcfdw_now_ms(),
 					   ds->updated);
+	MemoryContextSwitchTo(old);
 	ds->rows++;
 }
 
