@@ -99,7 +99,7 @@ payload_of(const wc_batch *b, uint64_t seq_base, uint64_t tag, size_t *len)
 	return buf;
 }
 
-/* Batch variants: 0 = a few puts, 1 = every entry type, 2 = empty, 3 = truncate
+/* Batch variants: 0 = a few puts, 1 = every entry type (bounded markers too), 2 = empty, 3 = truncate
  * then a put, 4 = binary keys and a longer value. */
 static wc_batch *
 make_batch(int variant)
@@ -121,6 +121,8 @@ make_batch(int variant)
 			OK(wc_batch_delete_version(b, S("cf"), S("a"), S("q"), 6, &e_));
 			OK(wc_batch_delete_column(b, S("cf"), S("a"), S("q"), &e_));
 			OK(wc_batch_delete_family(b, S("meta"), S("a"), &e_));
+			OK(wc_batch_delete_column_upto(b, S("cf"), S("a"), S("r"), 5, &e_));
+			OK(wc_batch_delete_family_upto(b, S("meta"), S("a"), 4, &e_));
 			OK(wc_batch_delete_row(b, fams, 2, S("b"), &e_));
 			OK(wc_batch_put(b, S("meta"), S("b"), S(""), INT64_MIN, S("min"), &e_));
 			break;
