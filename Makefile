@@ -37,7 +37,7 @@ REGRESS = basic options types scan analyze pushdown pushdown_or order reverse jo
 # isolation specs (specs/NAME.spec, expected/NAME.out), run after REGRESS by make installcheck;
 # scripts/isolation.sh runs them against an ordinary-table twin first (those that have one),
 # which must give expected/ exactly (keep this list on one line: that script reads it)
-ISOLATION = iso_visibility iso_statement iso_cursor iso_savepoint iso_increment iso_check_and_mutate iso_update_delete iso_row_locks iso_no_block iso_deadlock iso_timeouts iso_pg_locks iso_ssi_write_skew iso_wide iso_twophase iso_direct_delete iso_epq iso_direct_update iso_row_cache iso_tall_wide iso_insert_if_absent iso_delete_insert
+ISOLATION = iso_visibility iso_statement iso_cursor iso_savepoint iso_increment iso_check_and_mutate iso_update_delete iso_row_locks iso_no_block iso_deadlock iso_timeouts iso_pg_locks iso_ssi_write_skew iso_wide iso_twophase iso_direct_delete iso_epq iso_direct_update iso_row_cache iso_tall_wide iso_insert_if_absent iso_delete_insert iso_put_delete
 
 ENGINE_LIB = engine/build/libwidecol_engine.a
 SHLIB_LINK += $(ENGINE_LIB) -llz4 -lzstd
