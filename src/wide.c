@@ -978,8 +978,10 @@ wcfdw_wide_delete_cells(WcFdwConverter *conv, WcFdwStore *store, CommandId cid, 
 {
 	const WcFdwColumns *cols = &conv->cols;
 	bool	   *all = NULL;
-	wc_slice   *fams;
-	int			nfams = 0;
+	wc_slice   *fams,
+			   *quals;
+	int			nfams,
+				nquals;
 	wc_scan_opts o;
 	wc_key_range range;
 	wc_scan    *scan = NULL;
@@ -998,24 +1000,7 @@ wcfdw_wide_delete_cells(WcFdwConverter *conv, WcFdwStore *store, CommandId cid, 
 			all[i] = true;
 		del = all;
 	}
-	fams = palloc(sizeof(wc_slice) * Max(cols->nwide, 1));
-	for (i = 0; i < cols->nwide; i++)
-	{
-		const WcFdwWideColumn *w = &cols->wide[i];
-		int			j;
-
-		if (!del[i])
-			continue;
-		for (j = 0; j < nfams; j++)
-			if (wcfdw_same_bytes(fams[j].data, fams[j].len, (const uint8 *) w->family, w->family_len))
-				break;
-		if (j == nfams)
-		{
-			fams[nfams].data = (const uint8_t *) w->family;
-			fams[nfams].len = w->family_len;
-			nfams++;
-		}
-	}
+	wcfdw_wide_scan_cells(cols, del, CurrentMemoryContext, &fams, &nfams, &quals, &nquals);
 	if (nfams == 0)
 		return;
 
@@ -1026,6 +1011,8 @@ wcfdw_wide_delete_cells(WcFdwConverter *conv, WcFdwStore *store, CommandId cid, 
 	o.nranges = 1;
 	o.families = fams;
 	o.nfamilies = nfams;
+	o.quals = quals;
+	o.nquals = nquals;
 	o.now_ms = wcfdw_timestamptz_to_ms(GetCurrentStatementStartTimestamp());
 	wcfdw_store_visible_batches(store, cid + 1, &o);
 	for (i = 0; i < o.npending && o.pending[i] != b; i++)
