@@ -62,8 +62,13 @@ typedef struct wc_shared
 	uint64_t	log_number;
 	uint64_t	log_end;
 	uint64_t	manifest_gen;	/* bumped after every MANIFEST rewrite */
-	uint64_t	store_id;		/* random, made with the page: names the store's logs'
-								 * shared memtables (shmt.h) */
+	uint64_t	store_id;		/* random: names the store's logs' shared memtables
+								 * (shmt.h); kept when the page is made again in
+								 * the same LOCK file (lock.c, init_shared) */
+	uint64_t	lock_dev;		/* the LOCK file store_id was made in (its device,
+								 * inode and generation: wc_file_identity) */
+	uint64_t	lock_ino;
+	uint64_t	lock_gen;
 } wc_shared;
 
 #define WC_DEFAULT_LOG_SWITCH	(8u << 20)

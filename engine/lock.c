@@ -86,8 +86,8 @@ open_lock_file(wc_db *db, bool create, wc_err *err)
 }
 
 /*
- * A random identity for the store's shared memtables (shmt.h): a page made again
- * (every handle had closed) or a store made again at the same place gets
+ * A random identity for the store's shared memtables (shmt.h): a store made again
+ * at the same place (a new LOCK file) or a copy of one (another file) gets
  * another, so a slot of the old one is never taken for the new one's log.
  */
 static uint64_t
@@ -106,13 +106,38 @@ new_store_id(void)
 	return id != 0 ? id : 1;
 }
 
-/* Makes the mapped page new: a free write mutex, nothing published. */
+/*
+ * Makes the mapped page new: a free write mutex, nothing published.  The store's
+ * identity stays what the page held when the page is whole and was made in this
+ * same file (device, inode, the inode's generation): then every handle had only
+ * closed the store (a PostgreSQL backend's handles close as its session ends),
+ * the slots of the shared memtables index its logs, and the session that opens
+ * it next finds them there, instead of indexing the whole active log again in a
+ * slot of its own (up to 8 MiB of log, 25-60 ms, each such slot left to fill the
+ * region until evicted).  No handle, no change to a log; a crash makes the
+ * shared memtables again (PostgreSQL's shared memory), and a log cut or replaced
+ * behind the store's back is caught where a slot is found (shmt.c, slot_beyond).
+ * A LOCK file made again (a store dropped and made at the same place) starts
+ * zeroed, and a copied one (a copied store directory) is another inode: a new
+ * identity.
+ */
 static int
 init_shared(wc_db *db, wc_err *err)
 {
 	pthread_mutexattr_t attr;
-	int			e;
+	uint64_t	dev,
+				ino,
+				id = 0;
+	uint32_t	gen;
+	bool		gen_known;
+	int			e,
+				rc;
 
+	if ((rc = wc_file_identity(&db->lockf, &dev, &ino, &gen, &gen_known, err)) != WC_OK)
+		return rc;
+	if (db->shm->magic == WC_SHARED_MAGIC && db->shm->version == WC_SHARED_VERSION &&
+		db->shm->lock_dev == dev && db->shm->lock_ino == ino && db->shm->lock_gen == gen)
+		id = db->shm->store_id;
 	memset(db->shm, 0, sizeof(wc_shared));
 	pthread_mutexattr_init(&attr);
 	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
@@ -125,7 +150,10 @@ init_shared(wc_db *db, wc_err *err)
 		return wc_err_sys(err, "could not initialise the write lock in \"LOCK\"");
 	}
 	db->shm->manifest_gen = 1;
-	db->shm->store_id = new_store_id();
+	db->shm->store_id = id != 0 ? id : new_store_id();
+	db->shm->lock_dev = dev;
+	db->shm->lock_ino = ino;
+	db->shm->lock_gen = gen;	/* 0 where the file system does not tell it */
 	db->shm->version = WC_SHARED_VERSION;
 	__atomic_store_n(&db->shm->magic, WC_SHARED_MAGIC, __ATOMIC_RELEASE);
 	return WC_OK;

@@ -328,8 +328,27 @@ slot_victim(void)
 	return victim;
 }
 
+/*
+ * Does unreferenced slot s index more of its log than the log's size holds?  A
+ * store keeps its identity while no handle has it open (lock.c), and nothing
+ * changes a log then; but a log cut or replaced behind the store's back (a copy
+ * restored over it) must not be read from what was indexed of the old one.  Logs
+ * only grow, so a slot of a log that still holds every record it indexed indexes
+ * that log's records.
+ */
+static bool
+slot_beyond(const wc_shlog *s, uint64_t log_size)
+{
+	if (s->frontier > log_size)
+		return true;
+	for (int i = 0; i < s->nafter; i++)
+		if (s->after[i].end > log_size)
+			return true;
+	return false;
+}
+
 wc_shlog *
-wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len)
+wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len, uint64_t log_size)
 {
 	wc_shlog   *found = NULL,
 			   *free_slot = NULL;
@@ -351,6 +370,12 @@ wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len)
 			found = s;
 			break;
 		}
+	}
+	if (found != NULL && found->refs == 0 && slot_beyond(found, log_size))
+	{
+		slot_clear(found);		/* indexed another log of that number: forget it */
+		free_slot = found;
+		found = NULL;
 	}
 	if (found != NULL)
 	{

@@ -52,8 +52,12 @@ bool		wc_shmt_enabled(void);
  * or made, referenced; NULL without a region, when every slot is referenced, or
  * when the slot is dead, failed or was made by a process whose log mapping was
  * longer than map_len (values are kept as offsets into the first map_len bytes).
+ * log_size is the log file's size now: an unreferenced slot that indexed records
+ * beyond it indexed another log of that number (one cut or restored while the
+ * store was closed) and is made new.
  */
-wc_shlog   *wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len);
+wc_shlog   *wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len,
+						 uint64_t log_size);
 void		wc_shlog_ref(wc_shlog *s);
 /* Drops a reference; with dead, the log is flushed: the slot is freed when the
  * last reference goes (not kept for a later process). */

@@ -181,9 +181,14 @@ logmem_open(wc_db *db, uint64_t number, bool share, wc_logmem **out, wc_err *err
 		else if (lm->map != NULL)
 			wc_log_reader_set_map(lm->reader, lm->map->addr, lm->map->len);
 	}
-	if (rc == WC_OK && share && lm->map != NULL && wc_shmt_enabled() &&
-		(lm->shl = wc_shlog_get(db->shm->store_id, number, lm->map->len)) != NULL)
-		rc = logmem_sync_families(db, lm, err);
+	if (rc == WC_OK && share && lm->map != NULL && wc_shmt_enabled())
+	{
+		uint64_t	size;
+
+		if ((rc = wc_file_size(&lm->file, &size, err)) == WC_OK &&
+			(lm->shl = wc_shlog_get(db->shm->store_id, number, lm->map->len, size)) != NULL)
+			rc = logmem_sync_families(db, lm, err);
+	}
 	if (rc != WC_OK)
 	{
 		wc_db_log_free(lm);

@@ -18,10 +18,14 @@
  *   for others.
  * release: a process exiting with a store open gives its references back with
  *   wc_shared_memtable_release (PostgreSQL's exit callback).
+ * reopened: a store every handle closed keeps its slots (its identity); a copy
+ *   of it, and a log of it cut back while it was closed, do not read them.
  * flush and re-creation: a flushed log's slot is freed; a store made again in the
  *   same directory never reads the old store's slot.
  */
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include "db_internal.h"
@@ -485,11 +489,102 @@ test_release(void)
 	}
 	waitpid(pid, &status, 0);
 	wc_shared_memtable_get_stats(&st);
-	/* alone on the store, the child made its shared page again (another store id,
-	 * another slot): that one stays referenced, the first one unused */
-	CHECK(st.logs == 2 && st.logs_unused == 1,
+	/* alone on the store, the child made its shared page again (the same store id,
+	 * the same slot): its references stay */
+	CHECK(st.logs == 1 && st.logs_unused == 0,
 		  "without it, a process's references outlive it: %llu of %llu unused",
 		  (unsigned long long) st.logs_unused, (unsigned long long) st.logs);
+}
+
+/* The size of the store's log (its first: 000001.log, or 000002.log). */
+static uint64_t
+log_size(const char *dir)
+{
+	char		path[1024];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/000001.log", dir);
+	if (stat(path, &st) != 0)
+		snprintf(path, sizeof(path), "%s/000002.log", dir);
+	CHECK(stat(path, &st) == 0, "the store's log %s", path);
+	return (uint64_t) st.st_size;
+}
+
+/*
+ * Reopened: a store that every handle closed keeps its identity, so the next
+ * process finds the log indexed (one slot, each record once), also in another
+ * process; a copy of the store (its LOCK file another inode) gets its own; a log
+ * cut back while the store was closed (a copy of it restored) is indexed again.
+ */
+static void
+test_reopened(void)
+{
+	char	   *dir = test_tmpdir("shmt-reopen");
+	char	   *copy = test_tmpdir("shmt-reopen-copy");
+	char		cmd[2048],
+				logname[1024];
+	wc_db	   *w;
+	wc_shared_memtable_stats st;
+	uint64_t	first_end,
+				h1,
+				h2;
+	pid_t		pid;
+	int			status;
+
+	new_region(16);
+	w = open_store(dir);
+	write_rows(w, "a", 0, 400, 100, 0);
+	CHECK(count_cells(w, &h1) == 400, "400 cells written");
+	wc_db_close(w);
+	first_end = log_size(dir);
+
+	w = open_store(dir);
+	CHECK(count_cells(w, &h2) == 400 && h2 == h1, "read again after every handle closed");
+	CHECK(mem_cells(w) == 400, "each record once: %llu cells", (unsigned long long) mem_cells(w));
+	wc_shared_memtable_get_stats(&st);
+	CHECK(st.logs == 1, "one slot for the log, not one per opening: %llu",
+		  (unsigned long long) st.logs);
+	wc_db_close(w);
+	if ((pid = fork()) == 0)
+	{
+		wc_db	   *c = open_store(dir);
+		int			bad = count_cells(c, NULL) != 400 || mem_cells(c) != 400;
+
+		wc_db_close(c);
+		_exit(bad || t_failed ? 1 : 0);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "another process reads it once too");
+	wc_shared_memtable_get_stats(&st);
+	CHECK(st.logs == 1, "still one slot: %llu", (unsigned long long) st.logs);
+
+	/* a copy, then the original writes more to the log of the same number */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -a '%s' '%s'", copy, dir, copy);
+	CHECK(system(cmd) == 0, "copied the store");
+	w = open_store(dir);
+	write_rows(w, "a", 1000, 100, 100, 0);
+	CHECK(count_cells(w, NULL) == 500, "the original has 500 cells");
+	wc_db_close(w);
+	w = open_store(copy);
+	CHECK(count_cells(w, &h2) == 400 && h2 == h1, "the copy reads its own 400 cells: %d",
+		  count_cells(w, NULL));
+	wc_db_close(w);
+	wc_shared_memtable_get_stats(&st);
+	CHECK(st.logs == 2, "the copy has a slot of its own: %llu", (unsigned long long) st.logs);
+
+	/* the original's log cut back to its first 400 rows while closed */
+	snprintf(logname, sizeof(logname), "%s/000001.log", dir);
+	if (access(logname, F_OK) != 0)
+		snprintf(logname, sizeof(logname), "%s/000002.log", dir);
+	CHECK(truncate(logname, (off_t) first_end) == 0, "cut the log back to %llu bytes",
+		  (unsigned long long) first_end);
+	w = open_store(dir);
+	CHECK(count_cells(w, &h2) == 400 && h2 == h1, "the cut log reads 400 cells, not 500: %d",
+		  count_cells(w, NULL));
+	CHECK(mem_cells(w) == 400, "indexed again: %llu cells", (unsigned long long) mem_cells(w));
+	write_rows(w, "a", 2000, 10, 10, 0);
+	CHECK(count_cells(w, NULL) == 410, "and written to again");
+	wc_db_close(w);
 }
 
 static void
@@ -527,6 +622,7 @@ main(void)
 	test_owner_death();
 	test_full();
 	test_release();
+	test_reopened();
 	test_recreated();
 	TEST_DONE();
 }
