@@ -28,6 +28,7 @@
 
 #define SHMT_MAGIC		0x57435354u	/* "WCST" */
 #define SHMT_AFTER		32			/* records done beyond the frontier, remembered */
+#define SHMT_ABORTED	64			/* records done as aborted, remembered */
 #define MIN_CHUNKS		4
 
 enum
@@ -71,6 +72,15 @@ struct wc_shlog
 								 * (stored by release: wc_shlog_done_below) */
 	int			nafter;
 	shmt_done	after[SHMT_AFTER];
+	/*
+	 * Which of the records done were aborted (wc_shlog_committed_below): the ends
+	 * of the first SHMT_ABORTED, and the lowest end of those beyond, from which
+	 * on a done record may be either (UINT64_MAX: none).  Both are written before
+	 * the frontier passes the record, and naborted after its entry.
+	 */
+	uint32_t	naborted;
+	uint64_t	aborted_from;
+	uint64_t	aborted[SHMT_ABORTED];
 	wc_shfam   *fams;			/* read without the mutex: published by release */
 	wc_shfam   *fams_last;
 	uint32_t	failed;			/* read without the mutex */
@@ -303,6 +313,8 @@ slot_clear(wc_shlog *s)
 	s->used = 0;
 	s->frontier = 0;
 	s->nafter = 0;
+	__atomic_store_n(&s->naborted, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->aborted_from, UINT64_MAX, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->fams, NULL, __ATOMIC_RELEASE);
 	s->fams_last = NULL;
 	__atomic_store_n(&s->failed, 0, __ATOMIC_RELAXED);
@@ -397,6 +409,8 @@ wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len, uint64_t log_si
 			found->number = number;
 			found->map_len = map_len;
 			found->frontier = WC_LOG_HEADER_SIZE;	/* before the first record */
+			found->naborted = 0;
+			found->aborted_from = UINT64_MAX;
 		}
 	}
 	if (found != NULL)
@@ -523,8 +537,38 @@ wc_shlog_done_below(const wc_shlog *s, uint64_t end)
 	return end <= __atomic_load_n(&s->frontier, __ATOMIC_ACQUIRE);
 }
 
+bool
+wc_shlog_committed_below(const wc_shlog *s, uint64_t end)
+{
+	uint32_t	n;
+
+	if (end > __atomic_load_n(&s->frontier, __ATOMIC_ACQUIRE) ||
+		end >= __atomic_load_n(&s->aborted_from, __ATOMIC_RELAXED))
+		return false;
+	n = __atomic_load_n(&s->naborted, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++)
+		if (s->aborted[i] == end)
+			return false;
+	return true;
+}
+
+/* Under the lock: the record ending at end is done as aborted. */
+static void
+note_aborted(wc_shlog *s, uint64_t end)
+{
+	uint32_t	n = s->naborted;
+
+	if (n < SHMT_ABORTED)
+	{
+		s->aborted[n] = end;
+		__atomic_store_n(&s->naborted, n + 1, __ATOMIC_RELEASE);
+	}
+	else if (end < s->aborted_from)
+		__atomic_store_n(&s->aborted_from, end, __ATOMIC_RELAXED);
+}
+
 void
-wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end)
+wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, bool aborted)
 {
 	if (end <= s->frontier)
 		return;
@@ -532,12 +576,16 @@ wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end)
 	{
 		if (s->nafter < SHMT_AFTER && !wc_shlog_done(s, end))
 		{
+			if (aborted)
+				note_aborted(s, end);
 			s->after[s->nafter].start = start;
 			s->after[s->nafter].end = end;
 			s->nafter++;
 		}
 		return;
 	}
+	if (aborted)
+		note_aborted(s, end);	/* before the frontier passes it */
 	/* the record at the frontier: move it, over those done after */
 	__atomic_store_n(&s->frontier, end, __ATOMIC_RELEASE);
 	for (int i = 0; i < s->nafter;)

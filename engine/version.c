@@ -610,12 +610,12 @@ payload_known(uint64_t off)
 /* Marks the record whose payload lies at off..end of lm's log done in its slot:
  * applied, or aborted (an unknown offset: not marked). */
 static void
-mark_done(wc_logmem *lm, uint64_t off, uint64_t end)
+mark_done(wc_logmem *lm, uint64_t off, uint64_t end, bool aborted)
 {
 	if (lm->shl == NULL || !payload_known(off))
 		return;
 	wc_shlog_lock(lm->shl);
-	wc_shlog_mark_done(lm->shl, off - WC_LOG_RECORD_HEADER, end);
+	wc_shlog_mark_done(lm->shl, off - WC_LOG_RECORD_HEADER, end, aborted);
 	wc_shlog_unlock(lm->shl);
 }
 
@@ -659,7 +659,7 @@ wc_db_apply_readers(wc_db *db, wc_logmem *lm, const wc_batch_reader *rs, int n, 
 	if (s == NULL)
 		return rc;
 	if (rc == WC_OK && known)
-		wc_shlog_mark_done(s, off - WC_LOG_RECORD_HEADER, end);
+		wc_shlog_mark_done(s, off - WC_LOG_RECORD_HEADER, end, false);
 	else if (rc == WC_NOMEM && insert)
 		wc_shlog_set_failed(s); /* no room: everyone goes on with copies */
 	wc_shlog_unlock(s);
@@ -786,7 +786,7 @@ apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, uint
 	if (wc_ingest_is_record(payload, len))
 	{
 		if ((rc = apply_ingest(db, lm, payload, len, err)) == WC_OK && off != 0)
-			mark_done(lm, off, off + len);
+			mark_done(lm, off, off + len, false);
 		return rc;
 	}
 	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
@@ -905,12 +905,20 @@ replay(wc_db *db, wc_logmem *lm, uint64_t until, bool wait, wc_err *err)
 		}
 		if (r.seq_base + r.count - 1 > lm->max_seq)
 			lm->max_seq = r.seq_base + r.count - 1;
-		rc = resolve_record(db, lm, r.tag, wait, &state, err);
+		/* indexed as committed by a process before: no need to ask */
+		if (lm->shl != NULL && payload_known(end - len) &&
+			wc_shlog_committed_below(lm->shl, end))
+		{
+			state = WC_TXN_COMMITTED;
+			rc = WC_OK;
+		}
+		else
+			rc = resolve_record(db, lm, r.tag, wait, &state, err);
 		if (rc == WC_OK && state == WC_TXN_COMMITTED)
 			rc = apply_committed(db, lm, r.tag, r.seq_base, r.seq_base + r.count - 1,
 								 payload, len, end - len, err);
 		else if (rc == WC_OK && state == WC_TXN_ABORTED)
-			mark_done(lm, end - len, end);
+			mark_done(lm, end - len, end, true);
 		else if (rc == WC_OK && state == WC_TXN_IN_PROGRESS)
 		{
 			rc = wc_db_hold(lm, r.tag, r.seq_base, r.seq_base + r.count - 1, payload, len,
@@ -1009,7 +1017,7 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 								  lm->held[i].off, err)) != WC_OK)
 			return rc;			/* still held: a WC_NOT_FOUND is retried */
 		if (state == WC_TXN_ABORTED && lm->held[i].off != 0)
-			mark_done(lm, lm->held[i].off, lm->held[i].off + lm->held[i].len);
+			mark_done(lm, lm->held[i].off, lm->held[i].off + lm->held[i].len, true);
 		/* resolved: the view changes (a version built before still excluded it) */
 		db->dirty = true;
 		free(lm->held[i].payload);

@@ -20,6 +20,8 @@
  *   wc_shared_memtable_release (PostgreSQL's exit callback).
  * reopened: a store every handle closed keeps its slots (its identity); a copy
  *   of it, and a log of it cut back while it was closed, do not read them.
+ * asked once: records indexed as committed are not resolved again by another
+ *   handle; aborted ones are (remembered up to a number, then all from there).
  * flush and re-creation: a flushed log's slot is freed; a store made again in the
  *   same directory never reads the old store's slot.
  */
@@ -41,9 +43,14 @@ static wc_family_opts fams[] = {
 /* Transaction states, shared with forked processes: tag t is tags[t]. */
 static volatile wc_txn_state *tags;
 
+/* How often each tag below 64 was resolved, in every process. */
+static volatile uint64_t *calls;
+
 static int
 resolve(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err)
 {
+	if (tag < 64)
+		__atomic_add_fetch(&calls[tag], 1, __ATOMIC_RELAXED);
 	*state = tag < 64 ? tags[tag] : WC_TXN_COMMITTED;
 	return WC_OK;
 }
@@ -587,6 +594,62 @@ test_reopened(void)
 	wc_db_close(w);
 }
 
+/*
+ * Asked once: a handle reading records that another indexed as committed does
+ * not resolve their tags again; aborted ones it does, and all from the first
+ * aborted record the slot could not remember on.
+ */
+static void
+test_asked_once(void)
+{
+	char	   *dir = test_tmpdir("shmt-asked");
+	wc_db	   *w,
+			   *r;
+	wc_batch   *b;
+	wc_err		err;
+	uint64_t	c10,
+				c11;
+
+	new_region(16);
+	tags[10] = WC_TXN_COMMITTED;
+	tags[11] = WC_TXN_ABORTED;
+	w = open_store(dir);
+	write_rows(w, "a", 0, 50, 10, 10);		/* 5 committed records */
+	write_rows(w, "a", 100, 30, 10, 11);	/* 3 aborted */
+	b = wc_batch_new();						/* and an aborted truncate */
+	wc_err_clear(&err);
+	CHECK_OK(wc_batch_truncate(b, &err), &err);
+	CHECK_OK(wc_db_write(w, &b, 1, 11, false, &err), &err);
+	wc_batch_free(b);
+	write_rows(w, "a", 200, 20, 10, 0);		/* 2 untagged */
+	CHECK(count_cells(w, NULL) == 70, "the writer reads 70 cells");
+	c10 = calls[10];
+	c11 = calls[11];
+	r = open_store(dir);
+	CHECK(count_cells(r, NULL) == 70, "another handle reads the same 70 (the truncate aborted)");
+	CHECK(calls[10] == c10, "the committed records indexed were not asked about again: %llu",
+		  (unsigned long long) (calls[10] - c10));
+	CHECK(calls[11] == c11 + 4, "the 4 aborted ones were: %llu",
+		  (unsigned long long) (calls[11] - c11));
+	wc_db_close(r);
+
+	/* more aborted records than the slot remembers, then committed ones */
+	write_rows(w, "a", 1000, 70, 1, 11);	/* 70 aborted */
+	write_rows(w, "a", 2000, 50, 10, 10);	/* 5 committed */
+	CHECK(count_cells(w, NULL) == 120, "the writer reads 120 cells");
+	c10 = calls[10];
+	c11 = calls[11];
+	r = open_store(dir);
+	CHECK(count_cells(r, NULL) == 120, "another handle reads the same 120");
+	CHECK(calls[11] == c11 + 74, "every aborted record was asked about: %llu",
+		  (unsigned long long) (calls[11] - c11));
+	CHECK(calls[10] == c10 + 5,
+		  "the committed records after the aborted ones not remembered were, not those before: %llu",
+		  (unsigned long long) (calls[10] - c10));
+	wc_db_close(r);
+	wc_db_close(w);
+}
+
 static void
 test_recreated(void)
 {
@@ -615,6 +678,7 @@ main(void)
 {
 	t_name = "test_shmt";
 	tags = t_shared_map(64 * sizeof(wc_txn_state));
+	calls = t_shared_map(64 * sizeof(uint64_t));
 	test_idempotent();
 	test_region();
 	test_sharing();
@@ -623,6 +687,7 @@ main(void)
 	test_full();
 	test_release();
 	test_reopened();
+	test_asked_once();
 	test_recreated();
 	TEST_DONE();
 }
