@@ -503,16 +503,23 @@ test_release(void)
 		  (unsigned long long) st.logs_unused, (unsigned long long) st.logs);
 }
 
-/* The size of the store's log (its first: 000001.log, or 000002.log). */
+/* The path of the store's log in buf (its first: 000001.log, or 000002.log). */
+static void
+log_path(const char *dir, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/000001.log", dir);
+	if (access(buf, F_OK) != 0)
+		snprintf(buf, len, "%s/000002.log", dir);
+}
+
+/* The size of the store's log. */
 static uint64_t
 log_size(const char *dir)
 {
 	char		path[1024];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/000001.log", dir);
-	if (stat(path, &st) != 0)
-		snprintf(path, sizeof(path), "%s/000002.log", dir);
+	log_path(dir, path, sizeof(path));
 	CHECK(stat(path, &st) == 0, "the store's log %s", path);
 	return (uint64_t) st.st_size;
 }
@@ -580,9 +587,7 @@ test_reopened(void)
 	CHECK(st.logs == 2, "the copy has a slot of its own: %llu", (unsigned long long) st.logs);
 
 	/* the original's log cut back to its first 400 rows while closed */
-	snprintf(logname, sizeof(logname), "%s/000001.log", dir);
-	if (access(logname, F_OK) != 0)
-		snprintf(logname, sizeof(logname), "%s/000002.log", dir);
+	log_path(dir, logname, sizeof(logname));
 	CHECK(truncate(logname, (off_t) first_end) == 0, "cut the log back to %llu bytes",
 		  (unsigned long long) first_end);
 	w = open_store(dir);
