@@ -199,6 +199,7 @@ struct wc_db
 	int64_t		manifest_checked_ms;	/* monotonic time of the last MANIFEST stat */
 	uint64_t	applied_seq;	/* highest seq applied to memtables */
 	uint64_t	truncate_seq;	/* max(manifest, DEL_ALL applied) */
+	uint64_t	jumped_bytes;	/* of logs not read: their slots' summaries said it */
 	bool		dirty;			/* state changed since current was built */
 	wc_version *current;
 	bool		failed;			/* an fsync failed: refuse writes */
@@ -364,6 +365,12 @@ int			wc_db_hold(wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t seq_hi,
  * 4 x log_switch_bytes and at least 64 MiB.  For tests.
  */
 extern size_t wc_log_map_bytes;
+/*
+ * Set, a handle opening a live log reads every record below its slot's frontier
+ * instead of taking the slot's summary of them (version.c, logmem_jump).  For
+ * tests that count what reading a record does, and compare the two.
+ */
+extern bool wc_db_jump_disabled;
 /*
  * Reads log number whole from disk into a logmem of the caller's (*out; free with
  * wc_db_log_free), every record resolved: with wait, waits a while for a

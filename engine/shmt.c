@@ -51,6 +51,7 @@ typedef struct shmt_done
 {
 	uint64_t	start;
 	uint64_t	end;
+	wc_shlog_facts facts;
 } shmt_done;
 
 struct wc_shlog
@@ -81,6 +82,19 @@ struct wc_shlog
 	uint32_t	naborted;
 	uint64_t	aborted_from;
 	uint64_t	aborted[SHMT_ABORTED];
+	/*
+	 * The summary of the records below the frontier (wc_shlog_summarise):
+	 * unknown once a record whose facts were not known passed; the recent
+	 * committed records a ring, recent_next the next place in it.
+	 */
+	bool		sum_unknown;
+	uint64_t	sum_max_seq;
+	uint64_t	sum_applied_seq;
+	uint64_t	sum_trunc;
+	uint64_t	sum_dropped_tag;
+	uint32_t	nrecent;
+	uint32_t	recent_next;
+	wc_shlog_recent recent[WC_SHLOG_RECENT];
 	wc_shfam   *fams;			/* read without the mutex: published by release */
 	wc_shfam   *fams_last;
 	uint32_t	failed;			/* read without the mutex */
@@ -103,6 +117,7 @@ static shmt_header *region;
 
 static void lock_mutex(pthread_mutex_t *m);
 static void slot_clear(wc_shlog *s);
+static void summary_clear(wc_shlog *s);
 
 /*
  * The references this process holds, per slot: what wc_shared_memtable_release
@@ -313,6 +328,7 @@ slot_clear(wc_shlog *s)
 	s->used = 0;
 	s->frontier = 0;
 	s->nafter = 0;
+	summary_clear(s);
 	__atomic_store_n(&s->naborted, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->aborted_from, UINT64_MAX, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->fams, NULL, __ATOMIC_RELEASE);
@@ -409,6 +425,7 @@ wc_shlog_get(uint64_t store_id, uint64_t number, size_t map_len, uint64_t log_si
 			found->number = number;
 			found->map_len = map_len;
 			found->frontier = WC_LOG_HEADER_SIZE;	/* before the first record */
+			summary_clear(found);
 			found->naborted = 0;
 			found->aborted_from = UINT64_MAX;
 		}
@@ -567,9 +584,56 @@ note_aborted(wc_shlog *s, uint64_t end)
 		__atomic_store_n(&s->aborted_from, end, __ATOMIC_RELAXED);
 }
 
-void
-wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, bool aborted)
+/* Under the lock: the frontier passes a record that told facts (NULL: unknown). */
+static void
+pass(wc_shlog *s, const wc_shlog_facts *f)
 {
+	if (f == NULL || !f->known)
+	{
+		s->sum_unknown = true;
+		return;
+	}
+	if (f->seq_lo <= f->seq_hi && f->seq_hi > s->sum_max_seq)
+		s->sum_max_seq = f->seq_hi;
+	if (f->aborted)
+		return;
+	if (f->seq_lo <= f->seq_hi && f->seq_hi > s->sum_applied_seq)
+		s->sum_applied_seq = f->seq_hi;
+	if (f->trunc > s->sum_trunc)
+		s->sum_trunc = f->trunc;
+	if (f->tag == 0 || f->seq_lo > f->seq_hi)
+		return;
+	if (s->nrecent == WC_SHLOG_RECENT)
+	{
+		/* the oldest gives its place */
+		if (s->recent[s->recent_next].tag > s->sum_dropped_tag)
+			s->sum_dropped_tag = s->recent[s->recent_next].tag;
+	}
+	else
+		s->nrecent++;
+	s->recent[s->recent_next].tag = f->tag;
+	s->recent[s->recent_next].seq_lo = f->seq_lo;
+	s->recent[s->recent_next].seq_hi = f->seq_hi;
+	s->recent_next = (s->recent_next + 1) % WC_SHLOG_RECENT;
+}
+
+static void
+summary_clear(wc_shlog *s)
+{
+	s->sum_unknown = false;
+	s->sum_max_seq = 0;
+	s->sum_applied_seq = 0;
+	s->sum_trunc = 0;
+	s->sum_dropped_tag = 0;
+	s->nrecent = 0;
+	s->recent_next = 0;
+}
+
+void
+wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, const wc_shlog_facts *facts)
+{
+	bool		aborted = facts != NULL && facts->aborted;
+
 	if (end <= s->frontier)
 		return;
 	if (start != s->frontier)
@@ -580,6 +644,10 @@ wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, bool aborted)
 				note_aborted(s, end);
 			s->after[s->nafter].start = start;
 			s->after[s->nafter].end = end;
+			if (facts != NULL)
+				s->after[s->nafter].facts = *facts;
+			else
+				memset(&s->after[s->nafter].facts, 0, sizeof(wc_shlog_facts));
 			s->nafter++;
 		}
 		return;
@@ -587,6 +655,7 @@ wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, bool aborted)
 	if (aborted)
 		note_aborted(s, end);	/* before the frontier passes it */
 	/* the record at the frontier: move it, over those done after */
+	pass(s, facts);
 	__atomic_store_n(&s->frontier, end, __ATOMIC_RELEASE);
 	for (int i = 0; i < s->nafter;)
 	{
@@ -594,6 +663,7 @@ wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, bool aborted)
 			s->after[i] = s->after[--s->nafter];
 		else if (s->after[i].start == s->frontier)
 		{
+			pass(s, &s->after[i].facts);
 			__atomic_store_n(&s->frontier, s->after[i].end, __ATOMIC_RELEASE);
 			s->after[i] = s->after[--s->nafter];
 			i = 0;
@@ -601,6 +671,26 @@ wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, bool aborted)
 		else
 			i++;
 	}
+}
+
+bool
+wc_shlog_summarise(const wc_shlog *s, wc_shlog_summary *out)
+{
+	uint32_t	first;
+
+	if (s->sum_unknown)
+		return false;
+	out->frontier = s->frontier;
+	out->max_seq = s->sum_max_seq;
+	out->applied_seq = s->sum_applied_seq;
+	out->trunc = s->sum_trunc;
+	out->dropped_tag = s->sum_dropped_tag;
+	out->nrecent = s->nrecent;
+	/* oldest first: the order a reader of the log meets them */
+	first = s->nrecent == WC_SHLOG_RECENT ? s->recent_next : 0;
+	for (uint32_t i = 0; i < s->nrecent; i++)
+		out->recent[i] = s->recent[(first + i) % WC_SHLOG_RECENT];
+	return true;
 }
 
 /* ---------------------------------------------------------------- families */

@@ -9,10 +9,12 @@
  * has one shared state, a slot, found by (the store's identity in its shared
  * page, the log's number): the memtables of its families, whose nodes live in
  * the slot's arena (fixed-size chunks of the region), and which of its records
- * some process has already applied.  A process still reads every record of the
- * log itself, for what it keeps of its own (which transactions it saw commit,
- * the truncate point, the records still in progress, ingested files), but adds
- * a record's entries only when nobody has: under the slot's lock, once.
+ * some process has already applied.  A process reads the records some process
+ * has not done yet itself, for what it keeps of its own (which transactions it
+ * saw commit, the truncate point, the records still in progress, ingested
+ * files), but adds a record's entries only when nobody has: under the slot's
+ * lock, once.  For the records done it takes the slot's summary of them
+ * (wc_shlog_summarise) where that tells all it would learn.
  *
  * The region must be mapped at the same address in every process (PostgreSQL's
  * shared memory is, in the backends the postmaster forks): the skiplists link
@@ -84,7 +86,28 @@ void	   *wc_shlog_alloc(wc_shlog *s, size_t n);
  * beyond it; a record done but not remembered is applied again (idempotent).
  */
 bool		wc_shlog_done(const wc_shlog *s, uint64_t end);
-void		wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, bool aborted);
+
+/*
+ * What a process reading a record learns besides its entries, for those that
+ * will not read it (wc_shlog_summary): its transaction's tag (0: none), its seqs
+ * (seq_lo > seq_hi: none), the highest seq of a truncate among its entries (0:
+ * none), whether it was aborted; known false for a record whose reading leaves
+ * more than that (an ingest record: its files), which every process must read.
+ */
+typedef struct wc_shlog_facts
+{
+	uint64_t	tag;
+	uint64_t	seq_lo;
+	uint64_t	seq_hi;
+	uint64_t	trunc;
+	bool		aborted;
+	bool		known;
+} wc_shlog_facts;
+
+/* Under the lock: marks the record at start..end done, with what it told (NULL:
+ * not known, as an ingest record). */
+void		wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end,
+							   const wc_shlog_facts *facts);
 
 /*
  * Without the lock: true if the record ending at end lies below the frontier,
@@ -104,6 +127,39 @@ bool		wc_shlog_done_below(const wc_shlog *s, uint64_t end);
  * false: ask the resolver.
  */
 bool		wc_shlog_committed_below(const wc_shlog *s, uint64_t end);
+
+/* Committed records below the frontier whose tags a summary keeps: the latest. */
+#define WC_SHLOG_RECENT		64
+
+typedef struct wc_shlog_recent
+{
+	uint64_t	tag;
+	uint64_t	seq_lo;
+	uint64_t	seq_hi;
+} wc_shlog_recent;
+
+/*
+ * What reading every record below the frontier tells a process, so that a
+ * process opening the log need not read them (a new PostgreSQL session read
+ * the whole active log: with 3.8 MB of log 8.6 ms a connection against 3.8 ms
+ * for an ordinary table): the highest seq of any record, of a committed one and
+ * of a truncate in a committed one; the committed records with a tag, the
+ * latest WC_SHLOG_RECENT in log order, and the highest tag of the others.
+ */
+typedef struct wc_shlog_summary
+{
+	uint64_t	frontier;
+	uint64_t	max_seq;
+	uint64_t	applied_seq;
+	uint64_t	trunc;
+	uint64_t	dropped_tag;
+	uint32_t	nrecent;
+	wc_shlog_recent recent[WC_SHLOG_RECENT];
+} wc_shlog_summary;
+
+/* Under the lock: the summary of the records below the frontier; false when a
+ * record there must be read by every process (its facts were not known). */
+bool		wc_shlog_summarise(const wc_shlog *s, wc_shlog_summary *out);
 
 /* A family's shared memtable (memtable.c's core), published once made. */
 typedef struct wc_shfam

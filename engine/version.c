@@ -564,7 +564,8 @@ oom:
  * only into the handle's bookkeeping (another process added them).
  */
 static int
-apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, bool insert, wc_err *err)
+apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, bool insert,
+			  wc_shlog_facts *facts, wc_err *err)
 {
 	wc_batch_reader r = *rd;
 	wc_batch_entry e;
@@ -578,6 +579,8 @@ apply_entries(wc_db *db, wc_logmem *lm, const wc_batch_reader *rd, bool insert, 
 				db->truncate_seq = e.cell.seq;
 			if (e.cell.seq > lm->trunc)
 				lm->trunc = e.cell.seq;
+			if (facts != NULL && e.cell.seq > facts->trunc)
+				facts->trunc = e.cell.seq;
 			continue;
 		}
 		else if (insert)
@@ -607,16 +610,31 @@ payload_known(uint64_t off)
 	return off >= WC_LOG_HEADER_SIZE + WC_LOG_RECORD_HEADER;
 }
 
-/* Marks the record whose payload lies at off..end of lm's log done in its slot:
- * applied, or aborted (an unknown offset: not marked). */
+/* Marks the record whose payload lies at off..end of lm's log done in its slot,
+ * with what it told (facts; NULL: an ingest record); an unknown offset: not
+ * marked. */
 static void
-mark_done(wc_logmem *lm, uint64_t off, uint64_t end, bool aborted)
+mark_done(wc_logmem *lm, uint64_t off, uint64_t end, const wc_shlog_facts *facts)
 {
 	if (lm->shl == NULL || !payload_known(off))
 		return;
 	wc_shlog_lock(lm->shl);
-	wc_shlog_mark_done(lm->shl, off - WC_LOG_RECORD_HEADER, end, aborted);
+	wc_shlog_mark_done(lm->shl, off - WC_LOG_RECORD_HEADER, end, facts);
 	wc_shlog_unlock(lm->shl);
+}
+
+/* Marks an aborted record with seqs seq_lo..seq_hi done. */
+static void
+mark_aborted(wc_logmem *lm, uint64_t off, uint64_t end, uint64_t seq_lo, uint64_t seq_hi)
+{
+	wc_shlog_facts f;
+
+	memset(&f, 0, sizeof(f));
+	f.seq_lo = seq_lo;
+	f.seq_hi = seq_hi;
+	f.aborted = true;
+	f.known = true;
+	mark_done(lm, off, end, &f);
 }
 
 int
@@ -633,10 +651,12 @@ wc_db_apply_readers(wc_db *db, wc_logmem *lm, const wc_batch_reader *rs, int n, 
 	 * reads them: only this handle's bookkeeping, without the lock that every
 	 * process's refresh would otherwise take once a record.
 	 */
+	wc_shlog_facts facts;
+
 	if (s != NULL && known && wc_shlog_done_below(s, end))
 	{
 		for (int i = 0; i < n && rc == WC_OK; i++)
-			rc = apply_entries(db, lm, &rs[i], false, err);
+			rc = apply_entries(db, lm, &rs[i], false, NULL, err);
 		if (rc == WC_OK)
 			rc = logmem_sync_families(db, lm, err);
 		return rc;
@@ -654,12 +674,23 @@ wc_db_apply_readers(wc_db *db, wc_logmem *lm, const wc_batch_reader *rs, int n, 
 		else if (known && wc_shlog_done(s, end))
 			insert = false;
 	}
+	/* what the record tells a process that will not read it (wc_shlog_summarise) */
+	memset(&facts, 0, sizeof(facts));
+	facts.known = true;
+	facts.tag = n > 0 ? rs[0].tag : 0;
+	facts.seq_lo = UINT64_MAX;
 	for (int i = 0; i < n && rc == WC_OK; i++)
-		rc = apply_entries(db, lm, &rs[i], insert, err);
+	{
+		if (rs[i].count > 0 && rs[i].seq_base < facts.seq_lo)
+			facts.seq_lo = rs[i].seq_base;
+		if (rs[i].count > 0 && rs[i].seq_base + rs[i].count - 1 > facts.seq_hi)
+			facts.seq_hi = rs[i].seq_base + rs[i].count - 1;
+		rc = apply_entries(db, lm, &rs[i], insert, &facts, err);
+	}
 	if (s == NULL)
 		return rc;
 	if (rc == WC_OK && known)
-		wc_shlog_mark_done(s, off - WC_LOG_RECORD_HEADER, end, false);
+		wc_shlog_mark_done(s, off - WC_LOG_RECORD_HEADER, end, &facts);
 	else if (rc == WC_NOMEM && insert)
 		wc_shlog_set_failed(s); /* no room: everyone goes on with copies */
 	wc_shlog_unlock(s);
@@ -672,7 +703,7 @@ wc_db_apply_readers(wc_db *db, wc_logmem *lm, const wc_batch_reader *rs, int n, 
 	if ((rc = logmem_unshare(db, lm, err)) != WC_OK)
 		return rc;
 	for (int i = 0; i < n && rc == WC_OK; i++)
-		rc = apply_entries(db, lm, &rs[i], true, err);
+		rc = apply_entries(db, lm, &rs[i], true, NULL, err);
 	return rc;
 }
 
@@ -785,8 +816,9 @@ apply_payload(wc_db *db, wc_logmem *lm, const uint8_t *payload, size_t len, uint
 		payload = lm->map->addr + off;
 	if (wc_ingest_is_record(payload, len))
 	{
+		/* every process opens its files: no facts */
 		if ((rc = apply_ingest(db, lm, payload, len, err)) == WC_OK && off != 0)
-			mark_done(lm, off, off + len, false);
+			mark_done(lm, off, off + len, NULL);
 		return rc;
 	}
 	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
@@ -918,7 +950,7 @@ replay(wc_db *db, wc_logmem *lm, uint64_t until, bool wait, wc_err *err)
 			rc = apply_committed(db, lm, r.tag, r.seq_base, r.seq_base + r.count - 1,
 								 payload, len, end - len, err);
 		else if (rc == WC_OK && state == WC_TXN_ABORTED)
-			mark_done(lm, end - len, end, true);
+			mark_aborted(lm, end - len, end, r.seq_base, r.seq_base + r.count - 1);
 		else if (rc == WC_OK && state == WC_TXN_IN_PROGRESS)
 		{
 			rc = wc_db_hold(lm, r.tag, r.seq_base, r.seq_base + r.count - 1, payload, len,
@@ -991,6 +1023,70 @@ publish_log_end(wc_db *db, wc_logmem *lm)
 	wc_db_unlock(db, WC_LOCK_WRITE);
 }
 
+bool		wc_db_jump_disabled;
+
+/*
+ * lm, a log of the view not read yet, whose slot's frontier lies below until:
+ * takes what the records below the frontier tell (wc_shlog_summarise) instead of
+ * reading them, and goes on reading from the frontier.  Their entries are in the
+ * shared memtables already, and reading them would only tell this handle their
+ * seqs, truncates and the committed records its snapshots may not see yet;
+ * those are the recent ones, which the summary keeps unless it dropped one whose
+ * tag the horizon has not passed (then, or when a record below the frontier has
+ * to be read, as an ingest record's files, the log is read as before).  A new
+ * PostgreSQL session reads the active log of every table it touches: with 3.8 MB
+ * of log it copied, checked and decoded every record (8.6 ms a connection
+ * against 3.8 ms with an ordinary table).
+ */
+static int
+logmem_jump(wc_db *db, wc_logmem *lm, uint64_t until, wc_err *err)
+{
+	wc_shlog_summary *sum;
+	bool		ok;
+	int			rc = WC_OK;
+
+	if (lm->shl == NULL || lm->for_flush || wc_db_jump_disabled ||
+		lm->valid_end != WC_LOG_HEADER_SIZE || lm->nheld > 0 || lm->recent.n > 0 ||
+		lm->ningested > 0)
+		return WC_OK;
+	if ((sum = malloc(sizeof(wc_shlog_summary))) == NULL)
+		return wc_err_set(err, WC_NOMEM, "out of memory");
+	wc_shlog_lock(lm->shl);
+	ok = !wc_shlog_failed(lm->shl) && wc_shlog_summarise(lm->shl, sum);
+	wc_shlog_unlock(lm->shl);
+	if (!ok || sum->frontier <= lm->valid_end || sum->frontier > until ||
+		wc_db_tag_recent(db, sum->dropped_tag))
+	{
+		free(sum);
+		return WC_OK;
+	}
+	for (uint32_t i = 0; i < sum->nrecent && rc == WC_OK; i++)
+		if (wc_db_tag_recent(db, sum->recent[i].tag))
+			rc = wc_recent_add(&lm->recent, sum->recent[i].tag, sum->recent[i].seq_lo,
+							   sum->recent[i].seq_hi, err);
+	if (rc != WC_OK)
+	{
+		wc_recent_clear(&lm->recent);
+		free(sum);
+		return rc;
+	}
+	wc_recent_bound(&lm->recent, db->opts.recent_max);
+	if (sum->max_seq > lm->max_seq)
+		lm->max_seq = sum->max_seq;
+	if (sum->trunc > lm->trunc)
+		lm->trunc = sum->trunc;
+	if (sum->trunc > db->truncate_seq)
+		db->truncate_seq = sum->trunc;
+	if (sum->applied_seq > db->applied_seq)
+		db->applied_seq = sum->applied_seq;
+	db->dirty = true;
+	db->jumped_bytes += sum->frontier - lm->valid_end;
+	lm->valid_end = sum->frontier;
+	wc_log_reader_skip_to(lm->reader, lm->valid_end);
+	free(sum);
+	return logmem_sync_families(db, lm, err);
+}
+
 /* Brings lm, a log of the view, up to date: held records and new ones. */
 static int
 logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
@@ -1017,7 +1113,8 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 								  lm->held[i].off, err)) != WC_OK)
 			return rc;			/* still held: a WC_NOT_FOUND is retried */
 		if (state == WC_TXN_ABORTED && lm->held[i].off != 0)
-			mark_done(lm, lm->held[i].off, lm->held[i].off + lm->held[i].len, true);
+			mark_aborted(lm, lm->held[i].off, lm->held[i].off + lm->held[i].len,
+						 lm->held[i].seq_lo, lm->held[i].seq_hi);
 		/* resolved: the view changes (a version built before still excluded it) */
 		db->dirty = true;
 		free(lm->held[i].payload);
@@ -1058,7 +1155,9 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 	 * record; the next refresh takes those records in one go.  The reader's
 	 * buffers are not kept for then: a process may read many logs.
 	 */
-	rc = replay(db, lm, size, false, err);
+	rc = logmem_jump(db, lm, size, err);
+	if (rc == WC_OK)
+		rc = replay(db, lm, size, false, err);
 	wc_log_reader_release(lm->reader);
 	return rc;
 }

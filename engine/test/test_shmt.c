@@ -22,6 +22,12 @@
  *   of it, and a log of it cut back while it was closed, do not read them.
  * asked once: records indexed as committed are not resolved again by another
  *   handle; aborted ones are (remembered up to a number, then all from there).
+ * jumped: a handle opening a log that others have read takes the slot's summary
+ *   of the records below its frontier instead of reading them, and ends up as a
+ *   handle that read them: the same cells, seqs, truncate point and remembered
+ *   records (those a snapshot may not see yet); it reads them all when the
+ *   summary dropped a record the horizon has not passed, or when one of them is
+ *   an ingest record.
  * flush and re-creation: a flushed log's slot is freed; a store made again in the
  *   same directory never reads the old store's slot.
  */
@@ -67,8 +73,18 @@ new_region(size_t mib)
 	CHECK_OK(wc_shared_memtable_create(t_shared_map(size), size, &err), &err);
 }
 
+/* The horizon of handles opened with open_store_h, shared with forked processes. */
+static volatile uint64_t *horizon_now;
+
+static uint64_t
+horizon(void *arg)
+{
+	return *horizon_now;
+}
+
+/* A store with a resolver; with a horizon (horizon_now) when snapshots is set. */
 static wc_db *
-open_store(const char *dir)
+open_store_opts(const char *dir, bool snapshots, size_t ingest_bytes)
 {
 	wc_open_opts o;
 	wc_db	   *db = NULL;
@@ -80,9 +96,18 @@ open_store(const char *dir)
 	o.create_if_missing = true;
 	o.log_switch_bytes = 64 << 20;	/* one log for everything here */
 	o.resolve = resolve;
+	if (snapshots)
+		o.horizon = horizon;
+	o.ingest_bytes = ingest_bytes;
 	wc_err_clear(&err);
 	CHECK_OK(wc_db_open(dir, &o, &db, &err), &err);
 	return db;
+}
+
+static wc_db *
+open_store(const char *dir)
+{
+	return open_store_opts(dir, false, 0);
 }
 
 /* Rows first..first+n-1 of family fam, one record per `per` rows, with tag. */
@@ -618,6 +643,7 @@ test_asked_once(void)
 	new_region(16);
 	tags[10] = WC_TXN_COMMITTED;
 	tags[11] = WC_TXN_ABORTED;
+	wc_db_jump_disabled = true; /* read every record: count what reading asks */
 	w = open_store(dir);
 	write_rows(w, "a", 0, 50, 10, 10);		/* 5 committed records */
 	write_rows(w, "a", 100, 30, 10, 11);	/* 3 aborted */
@@ -653,6 +679,202 @@ test_asked_once(void)
 		  (unsigned long long) (calls[10] - c10));
 	wc_db_close(r);
 	wc_db_close(w);
+	wc_db_jump_disabled = false;
+}
+
+static int
+recent_cmp(const void *a, const void *b)
+{
+	const wc_recent *x = a,
+			   *y = b;
+
+	if (x->tag != y->tag)
+		return x->tag < y->tag ? -1 : 1;
+	return x->seq_lo < y->seq_lo ? -1 : x->seq_lo > y->seq_lo;
+}
+
+/* Does a, which took a summary, hold what b, which read every record, holds? */
+static void
+check_same(wc_db *a, wc_db *b, const char *what)
+{
+	CHECK(a->applied_seq == b->applied_seq, "%s: applied seq %llu, reading %llu", what,
+		  (unsigned long long) a->applied_seq, (unsigned long long) b->applied_seq);
+	CHECK(a->truncate_seq == b->truncate_seq, "%s: truncate seq %llu, reading %llu", what,
+		  (unsigned long long) a->truncate_seq, (unsigned long long) b->truncate_seq);
+	CHECK(a->nlogs == b->nlogs, "%s: logs", what);
+	for (int i = 0; i < a->nlogs && i < b->nlogs; i++)
+	{
+		wc_logmem  *x = a->logs[i],
+				   *y = b->logs[i];
+
+		CHECK(x->valid_end == y->valid_end && x->max_seq == y->max_seq &&
+			  x->trunc == y->trunc && x->nheld == y->nheld,
+			  "%s: log %d: end %llu/%llu, max seq %llu/%llu, trunc %llu/%llu, held %d/%d", what,
+			  i, (unsigned long long) x->valid_end, (unsigned long long) y->valid_end,
+			  (unsigned long long) x->max_seq, (unsigned long long) y->max_seq,
+			  (unsigned long long) x->trunc, (unsigned long long) y->trunc, x->nheld, y->nheld);
+		CHECK(x->recent.n == y->recent.n, "%s: log %d remembers %d records, reading %d", what,
+			  i, x->recent.n, y->recent.n);
+		if (x->recent.n == y->recent.n && x->recent.n > 0)
+		{
+			qsort(x->recent.items, (size_t) x->recent.n, sizeof(wc_recent), recent_cmp);
+			qsort(y->recent.items, (size_t) y->recent.n, sizeof(wc_recent), recent_cmp);
+			CHECK(memcmp(x->recent.items, y->recent.items,
+						 sizeof(wc_recent) * (size_t) x->recent.n) == 0,
+				  "%s: log %d: the same records remembered", what, i);
+		}
+	}
+}
+
+/* Cells a scan whose snapshot does not see tag hidden reads. */
+static volatile uint64_t hidden_tag;
+
+static int
+tag_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err)
+{
+	*visible = committed && tag != hidden_tag;
+	return WC_OK;
+}
+
+static int
+count_cells_hiding(wc_db *db, uint64_t tag)
+{
+	wc_scan_opts o;
+	wc_scan    *s;
+	wc_cell_view c;
+	wc_err		err;
+	int			n = 0,
+				rc;
+
+	wc_err_clear(&err);
+	wc_scan_opts_init(&o);
+	hidden_tag = tag;
+	o.tag_visible = tag_visible;
+	CHECK_OK(wc_db_refresh(db, &err), &err);
+	if (wc_scan_open(db, &o, &s, &err) != WC_OK)
+	{
+		CHECK(false, "scan: %s", err.msg);
+		return -1;
+	}
+	while ((rc = wc_scan_next(s, &c, &err)) == 1)
+		n++;
+	CHECK(rc == 0, "scan: %s", err.msg);
+	wc_scan_close(s);
+	return n;
+}
+
+/*
+ * A handle opened on dir (a log read by others) and one that reads every record
+ * read the same cells (all, and with hide's records unseen) and hold the same;
+ * returns the bytes the first did not read.
+ */
+static uint64_t
+open_both(const char *dir, int cells, uint64_t hide, int cells_hiding, const char *what)
+{
+	wc_db	   *a,
+			   *b;
+	uint64_t	ha,
+				hb,
+				jumped;
+	int			na,
+				nb;
+
+	a = open_store_opts(dir, true, 0);
+	wc_db_jump_disabled = true;
+	b = open_store_opts(dir, true, 0);
+	wc_db_jump_disabled = false;
+	na = count_cells(a, &ha);
+	wc_db_jump_disabled = true;
+	nb = count_cells(b, &hb);
+	wc_db_jump_disabled = false;
+	CHECK(na == cells && nb == cells && ha == hb, "%s: %d cells, reading every record %d, %d wanted",
+		  what, na, nb, cells);
+	CHECK(b->jumped_bytes == 0, "%s: the reading handle read", what);
+	check_same(a, b, what);
+	CHECK(count_cells_hiding(a, hide) == cells_hiding && count_cells_hiding(b, hide) == cells_hiding,
+		  "%s: a snapshot that does not see tag %llu reads %d cells", what,
+		  (unsigned long long) hide, cells_hiding);
+	jumped = a->jumped_bytes;
+	wc_db_close(a);
+	wc_db_close(b);
+	return jumped;
+}
+
+static void
+test_jumped(void)
+{
+	char	   *dir = test_tmpdir("shmt-jump");
+	wc_db	   *w;
+	wc_batch   *b;
+	wc_err		err;
+	uint64_t	c20,
+				jumped;
+
+	new_region(16);
+	tags[20] = WC_TXN_COMMITTED;
+	tags[21] = WC_TXN_ABORTED;
+	tags[22] = WC_TXN_COMMITTED;
+	tags[23] = WC_TXN_IN_PROGRESS;
+	*horizon_now = 22;			/* 20 and 21 are old, 22 on are remembered */
+	w = open_store_opts(dir, true, 0);
+	write_rows(w, "a", 0, 100, 10, 20);		/* 10 committed records, old */
+	b = wc_batch_new();						/* a committed truncate, old */
+	wc_err_clear(&err);
+	CHECK_OK(wc_batch_truncate(b, &err), &err);
+	CHECK_OK(wc_db_write(w, &b, 1, 20, false, &err), &err);
+	wc_batch_free(b);
+	write_rows(w, "a", 200, 30, 10, 21);	/* 3 aborted */
+	write_rows(w, "b", 300, 40, 10, 22);	/* 4 committed, remembered */
+	write_rows(w, "a", 400, 20, 10, 0);		/* 2 untagged */
+	CHECK(count_cells(w, NULL) == 60, "the writer reads 60 cells");
+	c20 = calls[20];
+	jumped = open_both(dir, 60, 22, 20, "summary");
+	CHECK(jumped > 10000, "a new handle did not read the records below the frontier: %llu bytes",
+		  (unsigned long long) jumped);
+	CHECK(calls[20] == c20, "nor ask about them");
+
+	/* a record in progress holds the frontier back: read from there on */
+	write_rows(w, "a", 500, 10, 10, 23);
+	write_rows(w, "a", 600, 10, 10, 0);
+	CHECK(count_cells(w, NULL) == 70, "the writer reads 70 cells");
+	jumped = open_both(dir, 70, 22, 30, "in progress");
+	CHECK(jumped > 10000, "a handle still jumps to the record in progress: %llu",
+		  (unsigned long long) jumped);
+	tags[23] = WC_TXN_COMMITTED;
+	CHECK(count_cells(w, NULL) == 80, "the writer reads 80 cells once it commits");
+	open_both(dir, 80, 23, 70, "committed since");
+
+	/* more remembered records than the summary keeps: read all while the
+	 * horizon has not passed the oldest, jump once it has */
+	for (int i = 0; i < WC_SHLOG_RECENT; i++)
+		write_rows(w, "a", 1000 + i, 1, 1, 64 + (uint64_t) i);
+	CHECK(count_cells(w, NULL) == 80 + WC_SHLOG_RECENT, "the writer reads them");
+	jumped = open_both(dir, 80 + WC_SHLOG_RECENT, 64, 79 + WC_SHLOG_RECENT, "dropped");
+	CHECK(jumped == 0, "a record dropped from the summary is remembered: read all (%llu)",
+		  (unsigned long long) jumped);
+	*horizon_now = 64;
+	jumped = open_both(dir, 80 + WC_SHLOG_RECENT, 64, 79 + WC_SHLOG_RECENT, "dropped and passed");
+	CHECK(jumped > 10000, "the horizon passed what was dropped: jump (%llu)",
+		  (unsigned long long) jumped);
+	wc_db_close(w);
+
+	/* an ingest record: every handle opens its files itself */
+	{
+		char	   *dir2 = test_tmpdir("shmt-jump-ingest");
+
+		*horizon_now = 22;
+		w = open_store_opts(dir2, true, 1024);
+		write_rows(w, "a", 0, 50, 10, 20);
+		write_rows(w, "a", 300, 20, 10, 0);
+		/* 100 cells in one write: ingested (the log that follows is a new one) */
+		write_rows(w, "a", 100, 100, 100, 22);
+		CHECK(count_cells(w, NULL) == 170, "the writer reads 170 cells");
+		jumped = open_both(dir2, 170, 22, 70, "ingest");
+		CHECK(jumped == 0, "a log with an ingest record below the frontier is read (%llu)",
+			  (unsigned long long) jumped);
+		wc_db_close(w);
+	}
+	tags[20] = tags[21] = tags[22] = tags[23] = WC_TXN_COMMITTED;
 }
 
 static void
@@ -684,6 +906,7 @@ main(void)
 	t_name = "test_shmt";
 	tags = t_shared_map(64 * sizeof(wc_txn_state));
 	calls = t_shared_map(64 * sizeof(uint64_t));
+	horizon_now = t_shared_map(sizeof(uint64_t));
 	test_idempotent();
 	test_region();
 	test_sharing();
@@ -693,6 +916,7 @@ main(void)
 	test_release();
 	test_reopened();
 	test_asked_once();
+	test_jumped();
 	test_recreated();
 	TEST_DONE();
 }
