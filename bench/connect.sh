@@ -11,9 +11,11 @@
 #   --seconds S    length of each pgbench run [4]
 #   --reps R       runs of every measurement, alternating the tables; the median is kept [3]
 #
-# A session that opens a widecol table reads the records of its live logs (what each commits,
-# the truncate point, what is in progress: engine/DESIGN.md, "Shared memtables"); an ordinary
-# table's new session reads nothing of the table's past.  The log is filled by one-field
+# A session that opens a widecol table learns what its live logs hold (what each record
+# commits, the truncate point, what is in progress): since session 33 from their shared index
+# where other sessions indexed them, reading only the rest (engine/DESIGN.md, "Shared
+# memtables"); before, by reading every record.  An ordinary table's new session reads nothing
+# of the table's past.  The log is filled by one-field
 # UPDATE transactions of random records (8 pgbench clients), as an application's writes leave
 # it, until it holds the size asked.  Builds and installs the extension (WC_DESTDIR=DIR for a
 # private installation, see scripts/lib.sh).  Prints connections a second per table and log

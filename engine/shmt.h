@@ -120,7 +120,7 @@ bool		wc_shlog_done_below(const wc_shlog *s, uint64_t end);
 /*
  * Without the lock: true if the record ending at end lies below the frontier and
  * was done as committed (indexed), not aborted: then its transaction's outcome
- * need not be asked (a process opening a store reads every record of its live
+ * need not be asked (a process opening a store read every record of its live
  * logs, and asking PostgreSQL's commit log for each was a quarter of a new
  * session's first read of a table with 3.7 MB of log).  The aborted ones done
  * are remembered up to a number; beyond it false says nothing, as does any
