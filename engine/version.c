@@ -645,14 +645,13 @@ wc_db_apply_readers(wc_db *db, wc_logmem *lm, const wc_batch_reader *rs, int n, 
 	bool		known = payload_known(off);
 	bool		insert = true;
 	int			rc = WC_OK;
+	wc_shlog_facts facts;
 
 	/*
 	 * Applied by another process, as most records are by the time a process
 	 * reads them: only this handle's bookkeeping, without the lock that every
 	 * process's refresh would otherwise take once a record.
 	 */
-	wc_shlog_facts facts;
-
 	if (s != NULL && known && wc_shlog_done_below(s, end))
 	{
 		for (int i = 0; i < n && rc == WC_OK; i++)
