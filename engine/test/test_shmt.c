@@ -136,9 +136,22 @@ write_rows(wc_db *db, const char *fam, int first, int n, int per, uint64_t tag)
 	wc_batch_free(b);
 }
 
-/* Cells a scan reads, and a hash of them (rows, values) in *hash. */
+/* Cells a scan whose snapshot does not see tag hidden (with a tag_visible) reads. */
+static volatile uint64_t hidden_tag;
+
 static int
-count_cells(wc_db *db, uint64_t *hash)
+tag_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err)
+{
+	*visible = committed && tag != hidden_tag;
+	return WC_OK;
+}
+
+/*
+ * Cells a scan reads, and a hash of them (rows, values) in *hash (if not NULL);
+ * with hiding, a scan whose snapshot does not see the writes of tag hide.
+ */
+static int
+scan_cells(wc_db *db, uint64_t *hash, bool hiding, uint64_t hide)
 {
 	wc_scan_opts o;
 	wc_scan    *s;
@@ -150,6 +163,11 @@ count_cells(wc_db *db, uint64_t *hash)
 
 	wc_err_clear(&err);
 	wc_scan_opts_init(&o);
+	if (hiding)
+	{
+		hidden_tag = hide;
+		o.tag_visible = tag_visible;
+	}
 	CHECK_OK(wc_db_refresh(db, &err), &err);
 	if (wc_scan_open(db, &o, &s, &err) != WC_OK)
 	{
@@ -169,6 +187,12 @@ count_cells(wc_db *db, uint64_t *hash)
 	if (hash)
 		*hash = h;
 	return n;
+}
+
+static int
+count_cells(wc_db *db, uint64_t *hash)
+{
+	return scan_cells(db, hash, false, 0);
 }
 
 static uint64_t
@@ -726,43 +750,6 @@ check_same(wc_db *a, wc_db *b, const char *what)
 	}
 }
 
-/* Cells a scan whose snapshot does not see tag hidden reads. */
-static volatile uint64_t hidden_tag;
-
-static int
-tag_visible(void *arg, uint64_t tag, bool committed, bool *visible, wc_err *err)
-{
-	*visible = committed && tag != hidden_tag;
-	return WC_OK;
-}
-
-static int
-count_cells_hiding(wc_db *db, uint64_t tag)
-{
-	wc_scan_opts o;
-	wc_scan    *s;
-	wc_cell_view c;
-	wc_err		err;
-	int			n = 0,
-				rc;
-
-	wc_err_clear(&err);
-	wc_scan_opts_init(&o);
-	hidden_tag = tag;
-	o.tag_visible = tag_visible;
-	CHECK_OK(wc_db_refresh(db, &err), &err);
-	if (wc_scan_open(db, &o, &s, &err) != WC_OK)
-	{
-		CHECK(false, "scan: %s", err.msg);
-		return -1;
-	}
-	while ((rc = wc_scan_next(s, &c, &err)) == 1)
-		n++;
-	CHECK(rc == 0, "scan: %s", err.msg);
-	wc_scan_close(s);
-	return n;
-}
-
 /*
  * A handle opened on dir (a log read by others) and one that reads every record
  * read the same cells (all, and with hide's records unseen) and hold the same;
@@ -791,7 +778,7 @@ open_both(const char *dir, int cells, uint64_t hide, int cells_hiding, const cha
 		  what, na, nb, cells);
 	CHECK(b->jumped_bytes == 0, "%s: the reading handle read", what);
 	check_same(a, b, what);
-	CHECK(count_cells_hiding(a, hide) == cells_hiding && count_cells_hiding(b, hide) == cells_hiding,
+	CHECK(scan_cells(a, NULL, true, hide) == cells_hiding && scan_cells(b, NULL, true, hide) == cells_hiding,
 		  "%s: a snapshot that does not see tag %llu reads %d cells", what,
 		  (unsigned long long) hide, cells_hiding);
 	jumped = a->jumped_bytes;
