@@ -6,7 +6,8 @@
  * called here directly (crc32c.h), so a machine with SSE4.2 tests the tables too.
  * The check values are the usual ones for CRC-32C: "123456789" and the iSCSI
  * vectors of RFC 3720, appendix B.4.  Then every length and alignment from 0 to
- * 64, longer random buffers, continuation (crc of a|b = extend(crc of a, b)), and
+ * 64, the lengths around where SSE4.2 runs three chains at once, longer random
+ * buffers, continuation (crc of a|b = extend(crc of a, b)), and
  * first calls made by several threads at once.
  */
 #include <pthread.h>
@@ -99,6 +100,37 @@ test_lengths_and_alignments(void)
 	CHECK(compared == 65 * 65 * 2, "%d comparisons", compared);
 	CHECK(differ == 0, "%d of %d lengths and alignments differ between the implementations",
 		  differ, compared);
+}
+
+/*
+ * Around the lengths where the SSE4.2 implementation starts three chains at
+ * once (3 x 256 and 3 x 2,048 bytes) and takes one or two of each, at every
+ * alignment 0..7, from 0 and from another crc: the two implementations agree.
+ */
+static void
+test_chain_lengths(void)
+{
+	static const size_t bases[] = {768, 1536, 6144, 6144 + 768, 12288, 12288 + 1536};
+	uint8_t    *buf = malloc(20000);
+	int			compared = 0,
+				differ = 0;
+
+	for (size_t i = 0; i < 20000; i++)
+		buf[i] = (uint8_t) test_rand(&rng);
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+		for (size_t len = bases[b] - 24; len <= bases[b] + 24; len++)
+			for (size_t align = 0; align < 8; align++)
+				for (int start = 0; start < 2; start++)
+				{
+					uint32_t	seed = start ? 0x12345678 : 0;
+
+					compared++;
+					if (wc_crc32c_extend_portable(seed, buf + align, len) !=
+						hw_or_sw(seed, buf + align, len))
+						differ++;
+				}
+	CHECK(differ == 0, "%d of %d lengths around the chains' sizes differ", differ, compared);
+	free(buf);
 }
 
 /* Random buffers up to 70,000 bytes: the two implementations agree. */
@@ -220,6 +252,7 @@ main(void)
 		   "no SSE4.2 on this machine: the portable implementation only");
 	test_known_answers();
 	test_lengths_and_alignments();
+	test_chain_lengths();
 	test_long_buffers();
 	test_continuation();
 	TEST_DONE();
