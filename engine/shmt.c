@@ -95,6 +95,9 @@ struct wc_shlog
 	uint32_t	nrecent;
 	uint32_t	recent_next;
 	wc_shlog_recent recent[WC_SHLOG_RECENT];
+	uint32_t	ningest;
+	uint64_t	ingest_start[WC_SHLOG_INGEST];
+	uint64_t	ingest_end[WC_SHLOG_INGEST];
 	wc_shfam   *fams;			/* read without the mutex: published by release */
 	wc_shfam   *fams_last;
 	uint32_t	failed;			/* read without the mutex */
@@ -584,14 +587,21 @@ note_aborted(wc_shlog *s, uint64_t end)
 		__atomic_store_n(&s->aborted_from, end, __ATOMIC_RELAXED);
 }
 
-/* Under the lock: the frontier passes a record that told facts (NULL: unknown). */
+/* Under the lock: the frontier passes the record at start..end, which told
+ * facts (NULL: unknown). */
 static void
-pass(wc_shlog *s, const wc_shlog_facts *f)
+pass(wc_shlog *s, uint64_t start, uint64_t end, const wc_shlog_facts *f)
 {
-	if (f == NULL || !f->known)
+	if (f == NULL || !f->known || (f->ingest && !f->aborted && s->ningest == WC_SHLOG_INGEST))
 	{
 		s->sum_unknown = true;
 		return;
+	}
+	if (f->ingest && !f->aborted)
+	{
+		s->ingest_start[s->ningest] = start;
+		s->ingest_end[s->ningest] = end;
+		s->ningest++;
 	}
 	if (f->seq_lo <= f->seq_hi && f->seq_hi > s->sum_max_seq)
 		s->sum_max_seq = f->seq_hi;
@@ -627,6 +637,7 @@ summary_clear(wc_shlog *s)
 	s->sum_dropped_tag = 0;
 	s->nrecent = 0;
 	s->recent_next = 0;
+	s->ningest = 0;
 }
 
 void
@@ -655,7 +666,7 @@ wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, const wc_shlog_fac
 	if (aborted)
 		note_aborted(s, end);	/* before the frontier passes it */
 	/* the record at the frontier: move it, over those done after */
-	pass(s, facts);
+	pass(s, start, end, facts);
 	__atomic_store_n(&s->frontier, end, __ATOMIC_RELEASE);
 	for (int i = 0; i < s->nafter;)
 	{
@@ -663,7 +674,7 @@ wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end, const wc_shlog_fac
 			s->after[i] = s->after[--s->nafter];
 		else if (s->after[i].start == s->frontier)
 		{
-			pass(s, &s->after[i].facts);
+			pass(s, s->after[i].start, s->after[i].end, &s->after[i].facts);
 			__atomic_store_n(&s->frontier, s->after[i].end, __ATOMIC_RELEASE);
 			s->after[i] = s->after[--s->nafter];
 			i = 0;
@@ -690,6 +701,12 @@ wc_shlog_summarise(const wc_shlog *s, wc_shlog_summary *out)
 	first = s->nrecent == WC_SHLOG_RECENT ? s->recent_next : 0;
 	for (uint32_t i = 0; i < s->nrecent; i++)
 		out->recent[i] = s->recent[(first + i) % WC_SHLOG_RECENT];
+	out->ningest = s->ningest;
+	for (uint32_t i = 0; i < s->ningest; i++)
+	{
+		out->ingest_start[i] = s->ingest_start[i];
+		out->ingest_end[i] = s->ingest_end[i];
+	}
 	return true;
 }
 

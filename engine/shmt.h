@@ -91,8 +91,9 @@ bool		wc_shlog_done(const wc_shlog *s, uint64_t end);
  * What a process reading a record learns besides its entries, for those that
  * will not read it (wc_shlog_summary): its transaction's tag (0: none), its seqs
  * (seq_lo > seq_hi: none), the highest seq of a truncate among its entries (0:
- * none), whether it was aborted; known false for a record whose reading leaves
- * more than that (an ingest record: its files), which every process must read.
+ * none), whether it was aborted, whether it is an ingest record (whose files
+ * every process opens itself); known false: none of it is known, and every
+ * process must read the records from there.
  */
 typedef struct wc_shlog_facts
 {
@@ -101,11 +102,12 @@ typedef struct wc_shlog_facts
 	uint64_t	seq_hi;
 	uint64_t	trunc;
 	bool		aborted;
+	bool		ingest;
 	bool		known;
 } wc_shlog_facts;
 
 /* Under the lock: marks the record at start..end done, with what it told (NULL:
- * not known, as an ingest record). */
+ * not known). */
 void		wc_shlog_mark_done(wc_shlog *s, uint64_t start, uint64_t end,
 							   const wc_shlog_facts *facts);
 
@@ -130,6 +132,8 @@ bool		wc_shlog_committed_below(const wc_shlog *s, uint64_t end);
 
 /* Committed records below the frontier whose tags a summary keeps: the latest. */
 #define WC_SHLOG_RECENT		64
+/* Ingest records below the frontier a summary names; beyond, it is not known. */
+#define WC_SHLOG_INGEST		8
 
 typedef struct wc_shlog_recent
 {
@@ -144,7 +148,8 @@ typedef struct wc_shlog_recent
  * the whole active log: with 3.8 MB of log 8.6 ms a connection against 3.8 ms
  * for an ordinary table): the highest seq of any record, of a committed one and
  * of a truncate in a committed one; the committed records with a tag, the
- * latest WC_SHLOG_RECENT in log order, and the highest tag of the others.
+ * latest WC_SHLOG_RECENT in log order, and the highest tag of the others; and
+ * where the committed ingest records lie, whose files a process opens itself.
  */
 typedef struct wc_shlog_summary
 {
@@ -155,10 +160,14 @@ typedef struct wc_shlog_summary
 	uint64_t	dropped_tag;
 	uint32_t	nrecent;
 	wc_shlog_recent recent[WC_SHLOG_RECENT];
+	uint32_t	ningest;		/* the committed ingest records, in log order: */
+	uint64_t	ingest_start[WC_SHLOG_INGEST];	/* where each record starts */
+	uint64_t	ingest_end[WC_SHLOG_INGEST];	/* and ends */
 } wc_shlog_summary;
 
 /* Under the lock: the summary of the records below the frontier; false when a
- * record there must be read by every process (its facts were not known). */
+ * record there must be read by every process (its facts were not known, or more
+ * than WC_SHLOG_INGEST ingest records). */
 bool		wc_shlog_summarise(const wc_shlog *s, wc_shlog_summary *out);
 
 /* A family's shared memtable (memtable.c's core), published once made. */

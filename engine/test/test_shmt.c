@@ -26,8 +26,8 @@
  *   of the records below its frontier instead of reading them, and ends up as a
  *   handle that read them: the same cells, seqs, truncate point and remembered
  *   records (those a snapshot may not see yet); it reads them all when the
- *   summary dropped a record the horizon has not passed, or when one of them is
- *   an ingest record.
+ *   summary dropped a record the horizon has not passed, or when more than it
+ *   names are ingest records (whose files a handle opens itself).
  * flush and re-creation: a flushed log's slot is freed; a store made again in the
  *   same directory never reads the old store's slot.
  */
@@ -732,11 +732,15 @@ check_same(wc_db *a, wc_db *b, const char *what)
 				   *y = b->logs[i];
 
 		CHECK(x->valid_end == y->valid_end && x->max_seq == y->max_seq &&
-			  x->trunc == y->trunc && x->nheld == y->nheld,
-			  "%s: log %d: end %llu/%llu, max seq %llu/%llu, trunc %llu/%llu, held %d/%d", what,
-			  i, (unsigned long long) x->valid_end, (unsigned long long) y->valid_end,
+			  x->trunc == y->trunc && x->nheld == y->nheld && x->ningested == y->ningested,
+			  "%s: log %d: end %llu/%llu, max seq %llu/%llu, trunc %llu/%llu, held %d/%d, ingested %d/%d",
+			  what, i, (unsigned long long) x->valid_end, (unsigned long long) y->valid_end,
 			  (unsigned long long) x->max_seq, (unsigned long long) y->max_seq,
-			  (unsigned long long) x->trunc, (unsigned long long) y->trunc, x->nheld, y->nheld);
+			  (unsigned long long) x->trunc, (unsigned long long) y->trunc, x->nheld, y->nheld,
+			  x->ningested, y->ningested);
+		for (int j = 0; j < x->ningested && j < y->ningested; j++)
+			CHECK(x->ingested[j].number == y->ingested[j].number,
+				  "%s: log %d: the same ingested files in the same order", what, i);
 		CHECK(x->recent.n == y->recent.n, "%s: log %d remembers %d records, reading %d", what,
 			  i, x->recent.n, y->recent.n);
 		if (x->recent.n == y->recent.n && x->recent.n > 0)
@@ -845,21 +849,68 @@ test_jumped(void)
 		  (unsigned long long) jumped);
 	wc_db_close(w);
 
-	/* an ingest record: every handle opens its files itself */
+	/* ingest records: every handle opens their files itself, reading only them
+	 * while the summary names them all, and every record past that */
 	{
 		char	   *dir2 = test_tmpdir("shmt-jump-ingest");
+		int			cells = 70;
 
 		*horizon_now = 22;
 		w = open_store_opts(dir2, true, 1024);
 		write_rows(w, "a", 0, 50, 10, 20);
-		write_rows(w, "a", 300, 20, 10, 0);
-		/* 100 cells in one write: ingested (the log that follows is a new one) */
+		/* 100 cells in one write each: ingested (a new log follows each) */
 		write_rows(w, "a", 100, 100, 100, 22);
-		CHECK(count_cells(w, NULL) == 170, "the writer reads 170 cells");
-		jumped = open_both(dir2, 170, 22, 70, "ingest");
-		CHECK(jumped == 0, "a log with an ingest record below the frontier is read (%llu)",
+		write_rows(w, "b", 300, 20, 10, 0);
+		write_rows(w, "b", 400, 100, 100, 20);
+		write_rows(w, "a", 600, 20, 10, 22);
+		CHECK(count_cells(w, NULL) == 290, "the writer reads 290 cells");
+		jumped = open_both(dir2, 290, 22, 170, "ingest");
+		CHECK(jumped > 5000, "logs with an ingest record below the frontier: jumped %llu",
+			  (unsigned long long) jumped);
+		/* a bulk write switches to a new log after its record: many logs */
+		for (int i = 0; i < WC_SHLOG_INGEST + 2; i++)
+		{
+			write_rows(w, "a", 5000 + 20 * i, 10, 10, 22);
+			write_rows(w, "a", 1000 + 200 * i, 100, 100, 20);
+		}
+		cells = 290 + 110 * (WC_SHLOG_INGEST + 2);
+		CHECK(count_cells(w, NULL) == cells, "the writer reads %d cells", cells);
+		CHECK(w->nlogs >= WC_SHLOG_INGEST, "%d logs", w->nlogs);
+		jumped = open_both(dir2, cells, 22, cells - 10 * (WC_SHLOG_INGEST + 2) - 120, "many logs");
+		CHECK(jumped > 5000, "many logs with an ingest record each: jumped %llu",
 			  (unsigned long long) jumped);
 		wc_db_close(w);
+	}
+
+	/* more ingest records in one log than a summary names (a log switch after a
+	 * bulk write failed): no summary */
+	{
+		wc_shlog   *s = wc_shlog_get(0x5eed, 1, 1 << 20, 1 << 20);
+		wc_shlog_summary *sum = malloc(sizeof(wc_shlog_summary));
+		wc_shlog_facts f;
+		uint64_t	at = WC_LOG_HEADER_SIZE;
+		bool		ok = true;
+
+		CHECK(s != NULL && sum != NULL, "a slot");
+		memset(&f, 0, sizeof(f));
+		f.known = true;
+		f.ingest = true;
+		f.tag = 30;
+		wc_shlog_lock(s);
+		for (int i = 0; i < WC_SHLOG_INGEST && ok; i++, at += 100)
+		{
+			f.seq_lo = f.seq_hi = (uint64_t) i + 1;
+			wc_shlog_mark_done(s, at, at + 100, &f);
+			ok = wc_shlog_summarise(s, sum) && sum->ningest == (uint32_t) i + 1 &&
+				sum->ingest_start[i] == at && sum->ingest_end[i] == at + 100 &&
+				sum->frontier == at + 100 && sum->applied_seq == (uint64_t) i + 1;
+		}
+		CHECK(ok, "a summary names %d ingest records where they lie", WC_SHLOG_INGEST);
+		wc_shlog_mark_done(s, at, at + 100, &f);
+		CHECK(!wc_shlog_summarise(s, sum), "... and no more: then it is not known");
+		wc_shlog_unlock(s);
+		wc_shlog_unref(s, true);
+		free(sum);
 	}
 	tags[20] = tags[21] = tags[22] = tags[23] = WC_TXN_COMMITTED;
 }
