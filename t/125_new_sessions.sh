@@ -3,7 +3,8 @@
 # ordinary table with the same rows shows, whatever its unflushed log holds.
 #
 # A wide table (acct_wc: rowkey, bal bigint OPTIONS (cell 'f:bal')) and an ordinary one (acct:
-# k PRIMARY KEY, bal bigint) hold the same 200 accounts of 1,000.  Writers (pgbench, 4 clients,
+# k PRIMARY KEY, bal bigint) hold the same 200 accounts of 1,000, and 200 of 0 (in the wide
+# table a bulk write: sorted files that a closed log not flushed yet names).  Writers (pgbench, 4 clients,
 # sessions kept) move an amount from one random account to another in both tables in one
 # transaction, and one transaction in ten rolls back (its records in the wide table's log are
 # aborted ones).  Readers (pgbench -C: a new session for every transaction, 2 clients) take a
@@ -43,6 +44,12 @@ wc_psql -c "CREATE TABLE acct (k text COLLATE \"C\" PRIMARY KEY, bal bigint NOT 
         -c "INSERT INTO acct SELECT 'a' || lpad(i::text, 4, '0'), 1000 FROM generate_series(1, 200) i" \
         -c "INSERT INTO acct_wc SELECT k, bal FROM acct" -c "SELECT widecol_flush('acct_wc')" >/dev/null ||
     t_bail "the tables"
+# 200 more accounts of 0, in the wide table as a bulk write: sorted files named by a record of
+# a log that is closed and not flushed yet (new sessions open those files themselves)
+wc_psql -c "INSERT INTO acct SELECT 'z' || lpad(i::text, 4, '0'), 0 FROM generate_series(1, 200) i" \
+        -c "SET widecol_fdw.bulk_write_size = 0" \
+        -c "INSERT INTO acct_wc SELECT 'z' || lpad(i::text, 4, '0'), 0 FROM generate_series(1, 200) i" >/dev/null ||
+    t_bail "a bulk write"
 
 cat >"$work/write.sql" <<'SQL'
 \set a random(1, 200)
