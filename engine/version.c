@@ -622,16 +622,20 @@ mark_done(wc_logmem *lm, uint64_t off, uint64_t end, const wc_shlog_facts *facts
 	wc_shlog_unlock(lm->shl);
 }
 
-/* Marks an aborted record with seqs seq_lo..seq_hi done. */
+/* Marks a record (tag, seqs seq_lo..seq_hi) done: aborted, or a committed ingest
+ * record (a batch record's facts are gathered as it is applied). */
 static void
-mark_aborted(wc_logmem *lm, uint64_t off, uint64_t end, uint64_t seq_lo, uint64_t seq_hi)
+mark_record(wc_logmem *lm, uint64_t off, uint64_t end, uint64_t tag, uint64_t seq_lo,
+			uint64_t seq_hi, bool aborted, bool ingest)
 {
 	wc_shlog_facts f;
 
 	memset(&f, 0, sizeof(f));
+	f.tag = tag;
 	f.seq_lo = seq_lo;
 	f.seq_hi = seq_hi;
-	f.aborted = true;
+	f.aborted = aborted;
+	f.ingest = ingest;
 	f.known = true;
 	mark_done(lm, off, end, &f);
 }
@@ -814,17 +818,9 @@ apply_payload(wc_db *db, wc_logmem *lm, uint64_t tag, uint64_t seq_lo, uint64_t 
 		payload = lm->map->addr + off;
 	if (wc_ingest_is_record(payload, len))
 	{
-		wc_shlog_facts facts;
-
 		/* its files each process opens itself (logmem_jump) */
-		memset(&facts, 0, sizeof(facts));
-		facts.tag = tag;
-		facts.seq_lo = seq_lo;
-		facts.seq_hi = seq_hi;
-		facts.ingest = true;
-		facts.known = true;
 		if ((rc = apply_ingest(db, lm, payload, len, err)) == WC_OK && off != 0)
-			mark_done(lm, off, off + len, &facts);
+			mark_record(lm, off, off + len, tag, seq_lo, seq_hi, false, true);
 		return rc;
 	}
 	if ((rc = wc_batch_reader_init(&r, payload, len, err)) != WC_OK)
@@ -957,7 +953,8 @@ replay(wc_db *db, wc_logmem *lm, uint64_t until, bool wait, wc_err *err)
 			rc = apply_committed(db, lm, r.tag, r.seq_base, r.seq_base + r.count - 1,
 								 payload, len, end - len, err);
 		else if (rc == WC_OK && state == WC_TXN_ABORTED)
-			mark_aborted(lm, end - len, end, r.seq_base, r.seq_base + r.count - 1);
+			mark_record(lm, end - len, end, r.tag, r.seq_base, r.seq_base + r.count - 1, true,
+						false);
 		else if (rc == WC_OK && state == WC_TXN_IN_PROGRESS)
 		{
 			rc = wc_db_hold(lm, r.tag, r.seq_base, r.seq_base + r.count - 1, payload, len,
@@ -1178,8 +1175,8 @@ logmem_catch_up(wc_db *db, wc_logmem *lm, wc_err *err)
 								  lm->held[i].off, err)) != WC_OK)
 			return rc;			/* still held: a WC_NOT_FOUND is retried */
 		if (state == WC_TXN_ABORTED && lm->held[i].off != 0)
-			mark_aborted(lm, lm->held[i].off, lm->held[i].off + lm->held[i].len,
-						 lm->held[i].seq_lo, lm->held[i].seq_hi);
+			mark_record(lm, lm->held[i].off, lm->held[i].off + lm->held[i].len, lm->held[i].tag,
+						lm->held[i].seq_lo, lm->held[i].seq_hi, true, false);
 		/* resolved: the view changes (a version built before still excluded it) */
 		db->dirty = true;
 		free(lm->held[i].payload);
