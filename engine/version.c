@@ -1113,24 +1113,26 @@ logmem_jump(wc_db *db, wc_logmem *lm, uint64_t until, wc_err *err)
 	ok = !wc_shlog_failed(lm->shl) && wc_shlog_summarise(lm->shl, sum);
 	wc_shlog_unlock(lm->shl);
 	if (!ok || sum->frontier <= lm->valid_end || sum->frontier > until ||
-		wc_db_tag_recent(db, sum->dropped_tag) ||
-		(rc = jump_ingested(db, lm, sum, err)) != WC_OK)
+		wc_db_tag_recent(db, sum->dropped_tag))
 	{
 		free(sum);
-		if (rc == WC_NOMEM)
-			return rc;
-		wc_err_clear(err);		/* read as before: it tells what went wrong */
 		return WC_OK;
 	}
+	/* what can fail first, each undone on failure: lm is then as it was */
 	for (uint32_t i = 0; i < sum->nrecent && rc == WC_OK; i++)
 		if (wc_db_tag_recent(db, sum->recent[i].tag))
 			rc = wc_recent_add(&lm->recent, sum->recent[i].tag, sum->recent[i].seq_lo,
 							   sum->recent[i].seq_hi, err);
+	if (rc == WC_OK)
+		rc = jump_ingested(db, lm, sum, err);
 	if (rc != WC_OK)
 	{
 		wc_recent_clear(&lm->recent);
 		free(sum);
-		return rc;
+		if (rc == WC_NOMEM)
+			return rc;
+		wc_err_clear(err);		/* read as before: that tells what went wrong */
+		return WC_OK;
 	}
 	wc_recent_bound(&lm->recent, db->opts.recent_max);
 	if (sum->max_seq > lm->max_seq)

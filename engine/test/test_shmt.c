@@ -882,6 +882,51 @@ test_jumped(void)
 		wc_db_close(w);
 	}
 
+	/* an ingest record's file gone: a handle that would take the summary fails as
+	 * one that reads every record does (it reads them, and finds the file missing) */
+	{
+		char	   *dir3 = test_tmpdir("shmt-jump-lost");
+		wc_file_info *files = NULL;
+		int			nfiles = 0,
+					rcs[2];
+		char		path[4200];
+		wc_db	   *r;
+		wc_open_opts o;
+
+		w = open_store_opts(dir3, true, 1024);
+		write_rows(w, "a", 0, 20, 10, 20);
+		write_rows(w, "a", 100, 100, 100, 22);
+		CHECK(count_cells(w, NULL) == 120, "the writer reads 120 cells");
+		wc_err_clear(&err);
+		CHECK_OK(wc_db_files(w, &files, &nfiles, &err), &err);
+		CHECK(nfiles == 1, "the bulk write's one file: %d", nfiles);
+		if (nfiles == 1)
+		{
+			snprintf(path, sizeof(path), "%s/%s", dir3, files[0].name);
+			CHECK(unlink(path) == 0, "its file removed");
+		}
+		wc_file_info_free(files, nfiles);
+		for (int jump = 0; jump < 2; jump++)
+		{
+			memset(&o, 0, sizeof(o));
+			o.families = fams;
+			o.nfamilies = 2;
+			o.log_switch_bytes = 64 << 20;
+			o.resolve = resolve;
+			o.horizon = horizon;
+			wc_db_jump_disabled = !jump;
+			wc_err_clear(&err);
+			r = NULL;
+			rcs[jump] = wc_db_open(dir3, &o, &r, &err);
+			if (r != NULL)
+				wc_db_close(r);
+		}
+		wc_db_jump_disabled = false;
+		CHECK(rcs[0] == WC_CORRUPT && rcs[1] == WC_CORRUPT,
+			  "a lost ingested file: the open fails (%d reading, %d with the summary)", rcs[0], rcs[1]);
+		wc_db_close(w);
+	}
+
 	/* more ingest records in one log than a summary names (a log switch after a
 	 * bulk write failed): no summary */
 	{
