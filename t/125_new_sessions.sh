@@ -4,10 +4,10 @@
 #
 # A wide table (acct_wc: rowkey, bal bigint OPTIONS (cell 'f:bal')) and an ordinary one (acct:
 # k PRIMARY KEY, bal bigint) hold the same 200 accounts of 1,000, and 200 of 0 (in the wide
-# table a bulk write: sorted files that a closed log not flushed yet names).  Writers (pgbench, 4 clients,
-# sessions kept) move an amount from one random account to another in both tables in one
-# transaction, and one transaction in ten rolls back (its records in the wide table's log are
-# aborted ones).  Readers (pgbench -C: a new session for every transaction, 2 clients) take a
+# table a bulk write: sorted files that a closed log not flushed yet names).  Writers (pgbench,
+# 4 clients, sessions kept) move an amount from one random account to another in both tables in
+# one transaction, and one transaction in ten rolls back (its records in the wide table's log
+# are aborted ones).  Readers (pgbench -C: a new session for every transaction, 2 clients) take a
 # REPEATABLE READ snapshot reading the ordinary table, wait 5 ms while transfers commit, then
 # compare the two tables: every account's balance the same in both, the wide table's sum
 # 200,000; a difference divides by zero, which fails the reader's transaction.  A new session
