@@ -38,13 +38,15 @@
 static uint32_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
+#if defined(__x86_64__)
 #define CRC_LONG		2048	/* bytes of each of three chains at once */
 #define CRC_SHORT		256
 
 /* The register after CRC_LONG (CRC_SHORT) zero bytes: byte k of the register
- * (k = 0 its low byte) maps through [k]; only with SSE4.2. */
+ * (k = 0 its low byte) maps through [k]; made only with SSE4.2. */
 static uint32_t crc_shift_long[4][256];
 static uint32_t crc_shift_short[4][256];
+#endif
 
 /*
  * CRC_UNSET until crc_init has run, then the implementation to use.  Stored with
