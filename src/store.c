@@ -175,7 +175,14 @@ wcfdw_store_exit(int code, Datum arg)
 	HASH_SEQ_STATUS seq;
 	WcFdwStore *s;
 
-	if (wcfdw_stores == NULL)
+	/*
+	 * A single-user backend made the shared memory itself and has detached it
+	 * by now (its own on_shmem_exit callbacks, which a child of the postmaster
+	 * resets): closing would write the shared memtables' counts there.  The
+	 * process ends as after a kill -9, which a store survives; its commits
+	 * made their logs durable themselves (no syncer runs in single-user mode).
+	 */
+	if (wcfdw_stores == NULL || !IsUnderPostmaster)
 		return;
 	hash_seq_init(&seq, wcfdw_stores);
 	while ((s = hash_seq_search(&seq)) != NULL)
