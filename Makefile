@@ -10,6 +10,7 @@ MODULE_big = widecol_fdw
 OBJS = \
 	src/cache.o \
 	src/convert.o \
+	src/database.o \
 	src/ddl.o \
 	src/direct.o \
 	src/error.o \

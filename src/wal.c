@@ -235,6 +235,19 @@ wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err)
 }
 
 /*
+ * wcfdw_wal_log_change
+ *		Logs change of the store at path (as records name it) that the caller
+ *		makes itself, through a wc_replica (database.c); returns the record's
+ *		end, not flushed
+ */
+XLogRecPtr
+wcfdw_wal_log_change(const char *path, const wc_change *change)
+{
+	return wcfdw_wal_insert(wcfdw_wal_info(change->kind), path, change->file,
+							change->offset, change->parts, change->nparts);
+}
+
+/*
  * wcfdw_wal_log_sync
  *		Logs that the syncer is about to fsync file of the store at path
  *		(sync.c), so that redo fsyncs it too

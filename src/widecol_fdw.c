@@ -74,6 +74,7 @@ _PG_init(void)
 	wcfdw_option_init();
 	wcfdw_store_init();
 	wcfdw_ddl_init();
+	wcfdw_database_init();
 }
 
 /*

@@ -242,6 +242,10 @@ extern char *wcfdw_wal_path(const char *path);
 extern int	wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err);
 extern void wcfdw_wal_destroy(const char *path);
 extern void wcfdw_wal_log_sync(const char *path, const char *file);
+extern XLogRecPtr wcfdw_wal_log_change(const char *path, const wc_change *change);
+
+/* database.c */
+extern void wcfdw_database_init(void);
 
 /* cache.c: the block cache in shared memory */
 extern int	wcfdw_block_cache_kb;
