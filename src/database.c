@@ -297,17 +297,30 @@ wcfdw_created_database(CreatedbStmt *stmt)
 	if (stores == NIL)
 		return;
 	dstdir = wcfdw_database_dir(get_database_oid(stmt->dbname, false));
-	foreach(lc, stores)
+	PG_TRY();
 	{
-		const char *name = lfirst(lc);
-		char	   *src = psprintf("%s/%s", srcdir, name);
-		char	   *dst = psprintf("%s/%s", dstdir, name);
+		foreach(lc, stores)
+		{
+			const char *name = lfirst(lc);
+			char	   *src = psprintf("%s/%s", srcdir, name);
+			char	   *dst = psprintf("%s/%s", dstdir, name);
 
-		wcfdw_copy_store(src, dst);
-		pfree(src);
-		pfree(dst);
+			wcfdw_copy_store(src, dst);
+			pfree(src);
+			pfree(dst);
+		}
+		fsync_fname(dstdir, true);
 	}
-	fsync_fname(dstdir, true);
+	PG_CATCH();
+	{
+		/*
+		 * The new database rolls back with this error: its directory goes, as
+		 * PostgreSQL removes it when its own copy fails.
+		 */
+		(void) rmtree(dstdir, true);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	ereport(DEBUG1,
 			(errmsg_internal("widecol_fdw: copied %d stores of database \"%s\" into \"%s\"",
 							 list_length(stores), template, stmt->dbname)));
