@@ -728,6 +728,50 @@ SELECT widecol_compact('own');
 SELECT rowkey, family, qualifier, value FROM own_cells ORDER BY rowkey, family, qualifier, ts DESC;
 DROP FOREIGN TABLE own, own_cells;
 
+-- a family whose name holds ':' could never be mapped by a cell option: refused
+CREATE FOREIGN TABLE colon (rowkey text, family text, qualifier text, ts bigint, value text)
+    SERVER wide OPTIONS (families 'a:b,c');
+
+-- constraints and RETURNING see a 'family:*' object as stored and read back (the jsonb rule:
+-- no null members, a string whose text is JSON as that JSON), as an ordinary table would
+-- hold it after the same rule
+CREATE FOREIGN TABLE ck (rowkey text COLLATE "C",
+    d jsonb OPTIONS (cell 'g:*') CHECK (d ? 'must') CHECK (jsonb_typeof(d->'s') = 'string'))
+    SERVER wide OPTIONS (families 'g');
+INSERT INTO ck VALUES ('a', '{"must": null, "s": "x"}') RETURNING *;
+INSERT INTO ck VALUES ('b', '{"must": 1, "s": "42"}') RETURNING *;
+INSERT INTO ck VALUES ('c', '{"must": 1, "s": "x", "n": null, "j": "[1, 2]", "k": "\"q\""}') RETURNING *;
+UPDATE ck SET d = d || '{"must": null}' WHERE rowkey = 'c';
+UPDATE ck SET d = d || '{"z": null, "y": "true"}' RETURNING *;
+SELECT * FROM ck;
+DROP FOREIGN TABLE ck;
+
+-- a cell whose text is a JSON number beyond jsonb's numeric reads as a string, not an error
+CREATE FOREIGN TABLE bignum (rowkey text COLLATE "C", d jsonb OPTIONS (cell 'g:*'))
+    SERVER wide OPTIONS (families 'g');
+CREATE FOREIGN TABLE bignum_cells (rowkey text COLLATE "C", family text, qualifier text, ts bigint,
+    value text) SERVER wide OPTIONS (store 'bignum');
+INSERT INTO bignum_cells VALUES ('b', 'g', 'big', 1, '1e999999'), ('b', 'g', 'fits', 1, '123e131068'),
+    ('b', 'g', 'over', 1, '[1, 123e131070]'), ('b', 'g', 'tiny', 1, '1e-16383'),
+    ('b', 'g', 'tinier', 1, '1.5e-16383'), ('b', 'g', 'zero', 1, '0e999999999'),
+    ('b', 'g', 'huge_exp', 1, '1e99999999999999999999');
+SELECT key, jsonb_typeof(value), CASE WHEN jsonb_typeof(value) = 'string' THEN value #>> '{}' END
+  FROM bignum, jsonb_each(d) ORDER BY key;
+DROP FOREIGN TABLE bignum, bignum_cells;
+
+-- a stored value that its type's receive function no longer takes (an enum's label renamed):
+-- the error names the column and the table
+CREATE TYPE wide_mood AS ENUM ('sad', 'ok');
+CREATE FOREIGN TABLE moods (rowkey text COLLATE "C", m wide_mood OPTIONS (cell 'f:m'))
+    SERVER wide OPTIONS (families 'f');
+INSERT INTO moods VALUES ('a', 'sad'), ('b', 'ok');
+ALTER TYPE wide_mood RENAME VALUE 'sad' TO 'blue';
+SELECT * FROM moods ORDER BY rowkey;
+ALTER TYPE wide_mood RENAME VALUE 'blue' TO 'sad';
+SELECT * FROM moods ORDER BY rowkey;
+DROP FOREIGN TABLE moods;
+DROP TYPE wide_mood;
+
 DROP FOREIGN TABLE scores, users;
 DROP TABLE users_plain, picks;
 DROP FUNCTION wide_try(text);

@@ -587,6 +587,23 @@ wcfdw_binary_size(Oid typid)
 	}
 }
 
+/* The column whose stored value a receive function reads, for its errors' CONTEXT. */
+typedef struct WcFdwValueContext
+{
+	const char *relname;
+	const char *colname;
+} WcFdwValueContext;
+
+static void
+wcfdw_value_context(void *arg)
+{
+	WcFdwValueContext *vc = arg;
+
+	if (vc->relname != NULL && vc->colname != NULL)
+		errcontext("reading a stored value of column \"%s\" of foreign table \"%s\"",
+				   vc->colname, vc->relname);
+}
+
 /* ERROR: bytes that are not a binary form of typid (22P03), why in detail */
 static void
 wcfdw_bad_binary(Oid typid, const char *relname, const char *colname, const char *detail)
@@ -753,7 +770,16 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 				client = wcfdw_no_conversion();
 				PG_TRY();
 				{
+					WcFdwValueContext vc = {relname, colname};
+					ErrorContextCallback cb;
+
+					/* what else it refuses (an enum's label renamed since) names the column */
+					cb.callback = wcfdw_value_context;
+					cb.arg = &vc;
+					cb.previous = error_context_stack;
+					error_context_stack = &cb;
 					result = ReceiveFunctionCall(recv, &buf, ioparam, typmod);
+					error_context_stack = cb.previous;
 				}
 				PG_CATCH();
 				{

@@ -775,6 +775,8 @@ widecolExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	bool		ts_now;
 	MemoryContext old;
 
+	if (ms->conv.cols.wide != NULL)
+		wcfdw_wide_stored_form(&ms->conv, slot);
 	wcfdw_check_row(rinfo, slot, estate);
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);
@@ -947,6 +949,8 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 	bool		ts_now;
 	MemoryContext old;
 
+	if (ms->conv.cols.wide != NULL)
+		wcfdw_wide_stored_form(&ms->conv, slot);
 	wcfdw_check_row(rinfo, slot, estate);
 	MemoryContextReset(ms->tmpcxt);
 	old = MemoryContextSwitchTo(ms->tmpcxt);

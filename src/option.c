@@ -370,6 +370,7 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 	bool		have_families = false;
 	DefElem    *store = NULL;
 	ListCell   *lc;
+	ListCell   *lc2;
 
 	/* first pass: option names, and the families list */
 	foreach(lc, options)
@@ -390,6 +391,20 @@ widecol_fdw_validator(PG_FUNCTION_ARGS)
 			if (strcmp(def->defname, "families") == 0)
 			{
 				families = wcfdw_parse_families(defGetString(def));
+				/*
+				 * A wide column's cell 'family:qualifier' splits at the first
+				 * ':', so such a family could never be mapped (and HBase
+				 * forbids it).  Checked here only: a table defined before
+				 * this check keeps working as a tall table.
+				 */
+				foreach(lc2, families)
+					if (strchr(lfirst(lc2), ':') != NULL)
+						ereport(ERROR,
+								(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+								 errmsg("invalid value for option \"families\": \"%s\"",
+										defGetString(def)),
+								 errdetail("Family name \"%s\" contains ':', which separates the family from the qualifier in a column's cell option.",
+										   (char *) lfirst(lc2))));
 				have_families = true;
 			}
 			if (strcmp(def->defname, "store_directory") == 0)

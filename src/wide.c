@@ -402,17 +402,96 @@ wcfdw_json_string(StringInfo buf, const uint8 *data, size_t len)
 	}
 }
 
-/* A cell value in a jsonb column: its text if it is valid JSON, else a string. */
+/*
+ * Whether JSON number text s fits jsonb's numeric (numeric_in's limits): at
+ * most 16383 digits after the point (counting those an exponent adds), and
+ * the first nonzero digit at most 131071 places before it.  JSON's grammar
+ * has no such limit ("1e999999"), and jsonb_in refuses what exceeds them.
+ */
+static bool
+wcfdw_json_number_fits(const char *s)
+{
+	const char *p = s;
+	int64		intdigits = 0,	/* significant digits before the point */
+				fracdigits = 0,
+				fraczeros = 0,	/* zeros after the point before the first nonzero */
+				exp = 0,
+				dscale,
+				weight;
+	bool		nonzero = false,
+				negexp = false;
+
+	if (*p == '-')
+		p++;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (nonzero || *p != '0')
+		{
+			nonzero = true;
+			intdigits++;
+		}
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+		{
+			fracdigits++;
+			if (!nonzero && *p == '0')
+				fraczeros++;
+			else
+				nonzero = true;
+		}
+	if (*p == 'e' || *p == 'E')
+	{
+		p++;
+		if (*p == '-' || *p == '+')
+			negexp = *p++ == '-';
+		for (; *p >= '0' && *p <= '9'; p++)
+			if ((exp = exp * 10 + (*p - '0')) >= PG_INT32_MAX / 2)
+				return false;
+		if (negexp)
+			exp = -exp;
+	}
+	dscale = Max(fracdigits - exp, 0);
+	if (dscale > 16383)
+		return false;
+	if (!nonzero)
+		return true;
+	weight = intdigits > 0 ? intdigits - 1 + exp : -(fraczeros + 1) + exp;
+	return weight <= 131071;
+}
+
+/* pg_parse_json's scalar callback: notes a number jsonb cannot hold. */
+static void
+wcfdw_json_scalar_check(void *state, char *token, JsonTokenType tokentype)
+{
+	if (tokentype == JSON_TOKEN_NUMBER && !wcfdw_json_number_fits(token))
+		*(bool *) state = true;
+}
+
+/* Whether s (len bytes, text) is JSON that jsonb takes as it is. */
+static bool
+wcfdw_text_is_json(char *s, size_t len)
+{
+	JsonLexContext *lex = makeJsonLexContextCstringLen(s, (int) len, GetDatabaseEncoding(), true);
+	JsonSemAction sem;
+	bool		unfit = false;
+
+	memset(&sem, 0, sizeof(sem));
+	sem.semstate = &unfit;
+	sem.scalar = wcfdw_json_scalar_check;
+	return pg_parse_json(lex, &sem) == JSON_SUCCESS && !unfit;
+}
+
+/*
+ * A cell value in a jsonb column: its text if it is valid JSON (whose numbers
+ * jsonb can hold), else a string.
+ */
 static void
 wcfdw_json_value(StringInfo buf, const uint8 *data, size_t len)
 {
 	if (wcfdw_bytes_are_text(data, len))
 	{
 		char	   *s = pnstrdup((const char *) data, len);
-		JsonLexContext *lex = makeJsonLexContextCstringLen(s, (int) len,
-														   GetDatabaseEncoding(), true);
 
-		if (pg_parse_json(lex, &nullSemAction) == JSON_SUCCESS)
+		if (wcfdw_text_is_json(s, len))
 		{
 			appendBinaryStringInfo(buf, s, (int) len);
 			return;
@@ -843,6 +922,100 @@ wcfdw_wide_put_family(WcFdwConverter *conv, wc_batch *b, const WcFdwWideColumn *
 		wcfdw_wide_check(wc_batch_put(b, w->family, strlen(w->family), row, row_len,
 									  key, keylen, ts, val, vallen, &err),
 						 &err, conv->relname);
+	}
+}
+
+/*
+ * wcfdw_wide_stored_form
+ *		Replaces each 'family:*' object of the row in slot by the object a read
+ *		of the cells it writes gives (the jsonb rule, doc/SQL.md): no null
+ *		members, a string whose text is JSON as that JSON.  Called before the
+ *		row's constraints are checked, so that they hold for the row as stored,
+ *		and RETURNING shows it as a later SELECT does.  Other values are left
+ *		as they are; a value that is not an object too (it is refused later).
+ */
+void
+wcfdw_wide_stored_form(const WcFdwConverter *conv, TupleTableSlot *slot)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	int		   *attnums = NULL;
+	Datum	   *values = NULL;
+	bool	   *nulls = NULL;
+	int			n = 0;
+
+	for (int i = 0; i < conv->cols.nwide; i++)
+	{
+		const WcFdwWideColumn *w = &conv->cols.wide[i];
+		Jsonb	   *jb;
+		JsonbIterator *it;
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+		bool		differs = false;
+		StringInfoData buf;
+		char	   *key = NULL;
+		int			keylen = 0;
+		bool		first = true;
+
+		if (!w->whole_family)
+			continue;
+		slot_getallattrs(slot);
+		if (slot->tts_isnull[w->attnum - 1])
+			continue;
+		jb = DatumGetJsonbP(slot->tts_values[w->attnum - 1]);
+		if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_IS_SCALAR(jb))
+			continue;
+		it = JsonbIteratorInit(&jb->root);
+		while (!differs && (tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_VALUE &&
+				(v.type == jbvNull ||
+				 (v.type == jbvString &&
+				  wcfdw_text_is_json(pnstrdup(v.val.string.val, v.val.string.len),
+									 v.val.string.len))))
+				differs = true;
+		if (!differs)
+			continue;
+
+		initStringInfo(&buf);
+		appendStringInfoChar(&buf, '{');
+		it = JsonbIteratorInit(&jb->root);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			char	   *val;
+			int			vallen;
+
+			if (tok == WJB_KEY)
+			{
+				key = v.val.string.val;
+				keylen = v.val.string.len;
+				continue;
+			}
+			if (tok != WJB_VALUE || v.type == jbvNull)
+				continue;
+			if (!first)
+				appendStringInfoString(&buf, ", ");
+			first = false;
+			escape_json(&buf, pnstrdup(key, keylen));
+			appendStringInfoString(&buf, ": ");
+			val = wcfdw_jsonb_value_text(&v, &vallen);
+			wcfdw_json_value(&buf, (const uint8 *) val, (size_t) vallen);
+		}
+		appendStringInfoChar(&buf, '}');
+		if (attnums == NULL)
+		{
+			attnums = palloc(sizeof(int) * conv->cols.nwide);
+			values = palloc(sizeof(Datum) * conv->cols.nwide);
+			nulls = palloc0(sizeof(bool) * conv->cols.nwide);
+		}
+		attnums[n] = w->attnum;
+		values[n] = DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+		n++;
+	}
+	if (n > 0)
+	{
+		HeapTuple	tup = ExecCopySlotHeapTuple(slot);
+
+		tup = heap_modify_tuple_by_cols(tup, desc, n, attnums, values, nulls);
+		ExecForceStoreHeapTuple(tup, slot, true);
 	}
 }
 

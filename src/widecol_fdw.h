@@ -519,6 +519,7 @@ extern void wcfdw_check_columns_ddl(Relation rel, bool defining);
 extern void wcfdw_wide_scan_cells(const WcFdwColumns *cols, const bool *read,
 								  MemoryContext cxt, wc_slice **families, int *nfamilies,
 								  wc_slice **quals, int *nquals);
+extern void wcfdw_wide_stored_form(const WcFdwConverter *conv, TupleTableSlot *slot);
 extern bool wcfdw_wide_row_has_cell(const WcFdwConverter *conv, TupleTableSlot *slot);
 extern void wcfdw_wide_put_row(WcFdwConverter *conv, wc_batch *b, TupleTableSlot *slot,
 							   const uint8 *row, size_t row_len, int64 ts,
