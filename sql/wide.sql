@@ -759,6 +759,23 @@ SELECT key, jsonb_typeof(value), CASE WHEN jsonb_typeof(value) = 'string' THEN v
   FROM bignum, jsonb_each(d) ORDER BY key;
 DROP FOREIGN TABLE bignum, bignum_cells;
 
+-- binary cells and qualifiers (an HBase client's counter, a binary qualifier) keep their bytes
+-- through a read-modify-write of their family: a string "\x<hex>" whose bytes are not text
+-- stands for those bytes; one whose bytes are text ("\x41") stays that text
+CREATE FOREIGN TABLE hb (rowkey text COLLATE "C", d jsonb OPTIONS (cell 'g:*'))
+    SERVER wide OPTIONS (families 'g');
+CREATE FOREIGN TABLE hb_cells (rowkey text COLLATE "C", family text, qualifier bytea, ts bigint,
+    value bytea) SERVER wide OPTIONS (store 'hb');
+INSERT INTO hb_cells VALUES ('r', 'g', 'counter', 1, '\x0000000000000005'),
+    ('r', 'g', '\xff01', 1, 'v'), ('r', 'g', 'name', 1, 'bob');
+SELECT d FROM hb;
+UPDATE hb SET d = d || '{"added": 1}' WHERE rowkey = 'r' RETURNING *;
+SELECT qualifier, value FROM hb_cells ORDER BY qualifier;
+INSERT INTO hb VALUES ('t', '{"lit": "\\x41", "bin": "\\xdeadbeef", "odd": "\\x0", "nothex": "\\xZZ"}')
+    RETURNING *;
+SELECT qualifier, value FROM hb_cells WHERE rowkey = 't' ORDER BY qualifier;
+DROP FOREIGN TABLE hb, hb_cells;
+
 -- a stored value that its type's receive function no longer takes (an enum's label renamed):
 -- the error names the column and the table
 CREATE TYPE wide_mood AS ENUM ('sad', 'ok');

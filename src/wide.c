@@ -878,6 +878,58 @@ wcfdw_jsonb_value_text(JsonbValue *v, int *len)
 	return s;
 }
 
+static int
+wcfdw_hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * A JSON string "\x<hex>" whose bytes are not text (a zero byte, or not valid
+ * in the database encoding) stands for those bytes: the jsonb rule shows such
+ * bytes so (wcfdw_json_string), and writing them back as the bytes keeps a
+ * binary cell or qualifier what it was through a read-modify-write of its
+ * family.  Either way the cell reads back as the same string.  False, and
+ * nothing set, for any other string.
+ */
+static bool
+wcfdw_json_string_bytes(const char *s, int len, char **out, int *outlen)
+{
+	char	   *buf;
+	int			n;
+
+	if (len < 4 || len % 2 != 0 || s[0] != '\\' || s[1] != 'x')
+		return false;
+	n = (len - 2) / 2;
+	buf = palloc(n);
+	for (int i = 0; i < n; i++)
+	{
+		int			hi = wcfdw_hex_value(s[2 + 2 * i]);
+		int			lo = wcfdw_hex_value(s[3 + 2 * i]);
+
+		if (hi < 0 || lo < 0)
+		{
+			pfree(buf);
+			return false;
+		}
+		buf[i] = (char) (hi << 4 | lo);
+	}
+	if (wcfdw_bytes_are_text((const uint8 *) buf, n))
+	{
+		pfree(buf);
+		return false;
+	}
+	*out = buf;
+	*outlen = n;
+	return true;
+}
+
 static void
 wcfdw_wide_put_family(WcFdwConverter *conv, wc_batch *b, const WcFdwWideColumn *w,
 					  Datum d, const uint8 *row, size_t row_len, int64 ts)
@@ -907,6 +959,7 @@ wcfdw_wide_put_family(WcFdwConverter *conv, wc_batch *b, const WcFdwWideColumn *
 		{
 			key = v.val.string.val;
 			keylen = v.val.string.len;
+			(void) wcfdw_json_string_bytes(key, keylen, &key, &keylen);
 			continue;
 		}
 		if (tok != WJB_VALUE || v.type == jbvNull)
@@ -918,6 +971,8 @@ wcfdw_wide_put_family(WcFdwConverter *conv, wc_batch *b, const WcFdwWideColumn *
 					 errdetail("A key of column \"%s\" has %d bytes; the limit is %d.",
 							   w->name, keylen, WC_MAX_QUALIFIER)));
 		val = wcfdw_jsonb_value_text(&v, &vallen);
+		if (v.type == jbvString)
+			(void) wcfdw_json_string_bytes(val, vallen, &val, &vallen);
 		wc_err_clear(&err);
 		wcfdw_wide_check(wc_batch_put(b, w->family, strlen(w->family), row, row_len,
 									  key, keylen, ts, val, vallen, &err),
