@@ -50,6 +50,7 @@
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
+#include "commands/tablespace.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "storage/fd.h"
@@ -333,6 +334,9 @@ wcfdw_check_database_move(AlterDatabaseStmt *stmt)
 	ListCell   *lc;
 	char	   *dir;
 	List	   *stores;
+	Oid			dboid;
+	Oid			spcoid;
+	HeapTuple	tup;
 
 	foreach(lc, stmt->options)
 	{
@@ -343,7 +347,16 @@ wcfdw_check_database_move(AlterDatabaseStmt *stmt)
 	}
 	if (lc == NULL)
 		return;
-	dir = wcfdw_database_dir(get_database_oid(stmt->dbname, false));
+	dboid = get_database_oid(stmt->dbname, false);
+	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for database %u", dboid);
+	spcoid = ((Form_pg_database) GETSTRUCT(tup))->dattablespace;
+	ReleaseSysCache(tup);
+	/* already there: PostgreSQL does nothing */
+	if (get_tablespace_oid(defGetString(lfirst(lc)), false) == spcoid)
+		return;
+	dir = wcfdw_database_dir(dboid);
 	stores = wcfdw_database_stores(dir);
 	if (stores != NIL)
 		ereport(ERROR,

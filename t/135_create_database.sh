@@ -14,7 +14,8 @@
 #   3. kill -9 of the primary right after CREATE DATABASE c3 TEMPLATE src (the checkpoint's redo
 #      point before the copy: crash recovery replays it): c3 reads as src did.
 #   4. ALTER DATABASE c1 SET TABLESPACE fails with SQLSTATE 0A000 (feature_not_supported) and
-#      c1's tables still read the same; a database without widecol stores still moves.
+#      c1's tables still read the same; to the tablespace it is in, it does nothing as before; a
+#      database without widecol stores still moves.
 #   5. DROP DATABASE c2 removes its copy and leaves src's store alone.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
@@ -91,6 +92,8 @@ t_ok "4. ALTER DATABASE c1 SET TABLESPACE fails with SQLSTATE 0A000, naming the 
     printf '%s\n' "$out" | head -n 3 | sed 's/^/#   /'
 t_is "$(state c1 | cut -d' ' -f1-2)|$(wc_psql -c "SELECT spcname FROM pg_database d JOIN pg_tablespace s ON s.oid = dattablespace WHERE datname = 'c1'")" \
     "2000 0|pg_default" "4. c1 stays where it was, its tables whole"
+t_ok "4. ALTER DATABASE c1 SET TABLESPACE pg_default (where it is: nothing to move) still works" \
+    wc_psql -c "ALTER DATABASE c1 SET TABLESPACE pg_default"
 wc_psql -c "CREATE DATABASE plain" -c "ALTER DATABASE plain SET TABLESPACE ts" >/dev/null
 t_is "$(wc_psql -c "SELECT spcname FROM pg_database d JOIN pg_tablespace s ON s.oid = dattablespace WHERE datname = 'plain'")" \
     "ts" "4. a database without widecol stores still moves"
