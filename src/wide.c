@@ -930,6 +930,28 @@ wcfdw_json_string_bytes(const char *s, int len, char **out, int *outlen)
 	return true;
 }
 
+/*
+ * The next member of the object it iterates: its key (pointing into the
+ * object) and value in *v, a JSON null too; false after the last one.
+ */
+static bool
+wcfdw_jsonb_next_member(JsonbIterator **it, JsonbValue *v, char **key, int *keylen)
+{
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(it, v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			*key = v->val.string.val;
+			*keylen = v->val.string.len;
+		}
+		else if (tok == WJB_VALUE)
+			return true;
+	}
+	return false;
+}
+
 static void
 wcfdw_wide_put_family(WcFdwConverter *conv, wc_batch *b, const WcFdwWideColumn *w,
 					  Datum d, const uint8 *row, size_t row_len, int64 ts)
@@ -937,7 +959,6 @@ wcfdw_wide_put_family(WcFdwConverter *conv, wc_batch *b, const WcFdwWideColumn *
 	Jsonb	   *jb = DatumGetJsonbP(d);
 	JsonbIterator *it;
 	JsonbValue	v;
-	JsonbIteratorToken tok;
 	char	   *key = NULL;
 	int			keylen = 0;
 	wc_err		err;
@@ -950,20 +971,14 @@ wcfdw_wide_put_family(WcFdwConverter *conv, wc_batch *b, const WcFdwWideColumn *
 				 errdetail("Column \"%s\" maps family \"%s\" (cell '%s'): each key is a qualifier.",
 						   w->name, w->family, w->spec)));
 	it = JsonbIteratorInit(&jb->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	while (wcfdw_jsonb_next_member(&it, &v, &key, &keylen))
 	{
 		char	   *val;
 		int			vallen;
 
-		if (tok == WJB_KEY)
-		{
-			key = v.val.string.val;
-			keylen = v.val.string.len;
-			(void) wcfdw_json_string_bytes(key, keylen, &key, &keylen);
+		if (v.type == jbvNull)
 			continue;
-		}
-		if (tok != WJB_VALUE || v.type == jbvNull)
-			continue;
+		(void) wcfdw_json_string_bytes(key, keylen, &key, &keylen);
 		if (keylen > WC_MAX_QUALIFIER)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -1004,7 +1019,6 @@ wcfdw_wide_stored_form(const WcFdwConverter *conv, TupleTableSlot *slot)
 		Jsonb	   *jb;
 		JsonbIterator *it;
 		JsonbValue	v;
-		JsonbIteratorToken tok;
 		bool		differs = false;
 		StringInfoData buf;
 		char	   *key = NULL;
@@ -1020,31 +1034,23 @@ wcfdw_wide_stored_form(const WcFdwConverter *conv, TupleTableSlot *slot)
 		if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_IS_SCALAR(jb))
 			continue;
 		it = JsonbIteratorInit(&jb->root);
-		while (!differs && (tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			if (tok == WJB_VALUE &&
-				(v.type == jbvNull ||
-				 (v.type == jbvString &&
-				  wcfdw_text_is_json(pnstrdup(v.val.string.val, v.val.string.len),
-									 v.val.string.len))))
-				differs = true;
+		while (!differs && wcfdw_jsonb_next_member(&it, &v, &key, &keylen))
+			differs = v.type == jbvNull ||
+				(v.type == jbvString &&
+				 wcfdw_text_is_json(pnstrdup(v.val.string.val, v.val.string.len),
+									v.val.string.len));
 		if (!differs)
 			continue;
 
 		initStringInfo(&buf);
 		appendStringInfoChar(&buf, '{');
 		it = JsonbIteratorInit(&jb->root);
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		while (wcfdw_jsonb_next_member(&it, &v, &key, &keylen))
 		{
 			char	   *val;
 			int			vallen;
 
-			if (tok == WJB_KEY)
-			{
-				key = v.val.string.val;
-				keylen = v.val.string.len;
-				continue;
-			}
-			if (tok != WJB_VALUE || v.type == jbvNull)
+			if (v.type == jbvNull)
 				continue;
 			if (!first)
 				appendStringInfoString(&buf, ", ");
@@ -1091,7 +1097,8 @@ wcfdw_wide_row_has_cell(const WcFdwConverter *conv, TupleTableSlot *slot)
 		Jsonb	   *jb;
 		JsonbIterator *it;
 		JsonbValue	v;
-		JsonbIteratorToken tok;
+		char	   *key;
+		int			keylen;
 
 		if (slot->tts_isnull[w->attnum - 1])
 			continue;
@@ -1101,8 +1108,8 @@ wcfdw_wide_row_has_cell(const WcFdwConverter *conv, TupleTableSlot *slot)
 		if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_IS_SCALAR(jb))
 			return true;
 		it = JsonbIteratorInit(&jb->root);
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			if (tok == WJB_VALUE && v.type != jbvNull)
+		while (wcfdw_jsonb_next_member(&it, &v, &key, &keylen))
+			if (v.type != jbvNull)
 				return true;
 	}
 	return false;
