@@ -80,5 +80,18 @@ SELECT widecol_flush('fn');
 SELECT sum(cells) FROM widecol_stats('fn');
 SELECT rowkey FROM fn;
 
+-- a dropped table's OID, or one that never was: 42P01 (undefined_table)
+SELECT 'fn'::regclass::oid AS fn_oid \gset
 DROP FOREIGN TABLE fn;
+CREATE FUNCTION wc_sqlstate(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE;
+END $$;
+SELECT wc_sqlstate(format('SELECT widecol_flush(%s)', :fn_oid)) AS flush_dropped,
+       wc_sqlstate('SELECT widecol_compact(0)') AS compact_0,
+       wc_sqlstate('SELECT * FROM widecol_stats(4294967295::oid::regclass)') AS stats_none;
+DROP FUNCTION wc_sqlstate(text);
 DROP FUNCTION wc_explain(text);

@@ -35,8 +35,13 @@ PG_FUNCTION_INFO_V1(widecol_stats);
 static Relation
 wcfdw_open_table(Oid relid, bool need_owner)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
+	Relation	rel = try_table_open(relid, AccessShareLock);
 
+	/* a dropped table's OID, or none ever: as regclass's own lookup says it */
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	if (!wcfdw_is_widecol_table(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
