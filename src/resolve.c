@@ -125,6 +125,9 @@ wcfdw_interrupt(void *arg)
 	return QueryCancelPending || ProcDiePending;
 }
 
+/* The highest horizon this process gave the engine (wal.c: what a standby must honour). */
+uint64_t	wcfdw_horizon_seen = 0;
+
 /*
  * wcfdw_horizon
  *		The engine's horizon callback: every committed transaction below it is
@@ -137,7 +140,11 @@ wcfdw_interrupt(void *arg)
 uint64_t
 wcfdw_horizon(void *arg)
 {
-	return wcfdw_full_xid(GetOldestNonRemovableTransactionId(NULL));
+	uint64_t	h = wcfdw_full_xid(GetOldestNonRemovableTransactionId(NULL));
+
+	if (h > wcfdw_horizon_seen)
+		wcfdw_horizon_seen = h;
+	return h;
 }
 
 /*

@@ -36,7 +36,9 @@
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "access/xlogutils.h"
 #include "miscadmin.h"
+#include "storage/standby.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -211,8 +213,16 @@ wcfdw_wal_change(void *arg, const wc_change *change, wc_err *err)
 		flush = !(sst && change->kind == WC_CHANGE_WRITE) && change->kind != WC_CHANGE_SYNC &&
 			!(log && change->kind == WC_CHANGE_WRITE && change->offset > 0 &&
 			  wcfdw_chkpt_committing() && wcfdw_sync_anchored(path, change->file));
+		/*
+		 * A MANIFEST carries, in the offset it does not use, the horizon its
+		 * flush or compaction may have relied on (the highest this process
+		 * gave the engine): redo on a hot standby first cancels the queries
+		 * whose snapshots that horizon passed, as a heap's pruning record
+		 * does.
+		 */
 		end = wcfdw_wal_insert(wcfdw_wal_info(change->kind), path, change->file,
-							   change->offset, change->parts, change->nparts);
+							   change->kind == WC_CHANGE_MANIFEST ? wcfdw_horizon_seen : change->offset,
+							   change->parts, change->nparts);
 		if (flush)
 		{
 			XLogFlush(end);
@@ -364,6 +374,32 @@ wcfdw_redo_done(XLogReaderState *record)
 	XLogFlush(record->EndRecPtr);
 }
 
+/*
+ * The database of a store as records name it: the directory above it
+ * ("base/<db>/widecol_<rel>", or in a tablespace), or the first number of a
+ * server directory's "<db>_<rel>"; InvalidOid (every database) if neither.
+ */
+static Oid
+wcfdw_wal_path_database(const char *path)
+{
+	const char *last = strrchr(path, '/');
+	const char *p;
+	unsigned long v;
+	char	   *end;
+
+	if (last == NULL)
+		return InvalidOid;
+	if (strncmp(last + 1, "widecol_", 8) == 0)
+	{
+		for (p = last; p > path && p[-1] != '/'; p--)
+			;
+		v = strtoul(p, &end, 10);
+		return end == last && end != p ? (Oid) v : InvalidOid;
+	}
+	v = strtoul(last + 1, &end, 10);
+	return *end == '_' && end != last + 1 ? (Oid) v : InvalidOid;
+}
+
 static void
 wcfdw_redo(XLogReaderState *record)
 {
@@ -400,6 +436,23 @@ wcfdw_redo(XLogReaderState *record)
 			wcfdw_engine_error(ERROR, rc, &err, "remove", path);
 		wcfdw_redo_done(record);
 		return;
+	}
+
+	/*
+	 * A new MANIFEST may name files a flush or compaction wrote relying on
+	 * the primary's horizon (every transaction below it seen by every
+	 * snapshot), which a standby's older snapshots are not: those queries are
+	 * cancelled first (40001, as for the heap's pruning), unless the primary
+	 * knew of them through hot_standby_feedback.
+	 */
+	if (info == XLOG_WIDECOL_MANIFEST && xlrec.offset > 1 && InHotStandby)
+	{
+		RelFileNode node;
+
+		node.spcNode = InvalidOid;
+		node.dbNode = wcfdw_wal_path_database(path);
+		node.relNode = InvalidOid;
+		ResolveRecoveryConflictWithSnapshotFullXid(FullTransactionIdFromU64(xlrec.offset - 1), node);
 	}
 
 	memset(&change, 0, sizeof(change));

@@ -211,6 +211,7 @@ extern const char *wcfdw_catch_callback_error(MemoryContext oldcxt);
 extern int	wcfdw_resolve(void *arg, uint64_t tag, wc_txn_state *state, wc_err *err);
 extern int	wcfdw_interrupt(void *arg);
 extern uint64_t wcfdw_horizon(void *arg);
+extern uint64_t wcfdw_horizon_seen;
 extern uint64_t wcfdw_full_xid(TransactionId xid);
 extern int	wcfdw_max_remembered_commits;
 extern int	wcfdw_session_memory_kb;
