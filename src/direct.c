@@ -610,6 +610,16 @@ wcfdw_direct_delete_row(WcFdwDirectState *ds)
 		/* READ COMMITTED: the newest committed versions, as after EvalPlanQual */
 		ds->fallbacks++;
 		for (i = 0; i < ds->ncells; i++)
+			if (!exists[i])
+			{
+				wc_cell_view cell;
+
+				/* replaced by a version of another ts: not followed, as a row would be */
+				wcfdw_direct_view(ds, &ds->cells[i], &cell);
+				if (wcfdw_cell_replaced(ds->store, &ds->opts, &cell))
+					wcfdw_replaced_error();
+			}
+		for (i = 0; i < ds->ncells; i++)
 			if (exists[i])
 			{
 				wcfdw_direct_tombstone(ds, b, &ds->cells[i]);

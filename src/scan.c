@@ -369,6 +369,88 @@ wcfdw_cell_version_opts(wc_scan_opts *o, wc_key_range *range, wc_slice *fam, wc_
 }
 
 /*
+ * wcfdw_cell_replaced
+ *		Whether a version of cell's rowkey, family and qualifier, of any
+ *		timestamp, is committed that the snapshot of like does not see
+ *
+ * Asked once the version a statement waited for is found gone: then a
+ * concurrent transaction replaced it (an UPDATE of its ts is a delete and a
+ * put) rather than deleted it.  An ordinary table's UPDATE follows its row to
+ * the new version; a store's version has no link to its successor, so the
+ * caller fails instead of skipping it (wcfdw_replaced_error), as PostgreSQL
+ * does for a row a concurrent UPDATE moved to another partition.  Both views
+ * are read with like's options (its own pending writes, its filters).
+ */
+bool
+wcfdw_cell_replaced(WcFdwStore *store, const wc_scan_opts *like, const wc_cell_view *cell)
+{
+	wc_scan_opts o = *like;
+	wc_key_range range;
+	wc_slice	fam,
+				qual;
+	uint64	   *seen = NULL;
+	int			nseen = 0,
+				maxseen = 0;
+	bool		replaced = false;
+
+	wcfdw_cell_version_opts(&o, &range, &fam, &qual, cell);
+	o.ts_min = PG_INT64_MIN;
+	o.ts_max = PG_INT64_MAX;
+	for (int pass = 0; pass < 2 && !replaced; pass++)
+	{
+		wc_scan    *scan = NULL;
+		wc_cell_view v;
+		wc_err		err;
+		int			rc;
+
+		if (pass == 1)
+			wcfdw_scan_opts_newest(&o);		/* newest committed */
+		wc_err_clear(&err);
+		rc = wc_scan_open(store->db, &o, &scan, &err);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", store->relname);
+		while ((rc = wc_scan_next(scan, &v, &err)) == 1)
+		{
+			int			i;
+
+			if (pass == 0)
+			{
+				if (nseen == maxseen)
+				{
+					maxseen = Max(8, maxseen * 2);
+					seen = seen ? repalloc(seen, sizeof(uint64) * maxseen) :
+						palloc(sizeof(uint64) * maxseen);
+				}
+				seen[nseen++] = v.seq;
+				continue;
+			}
+			for (i = 0; i < nseen && seen[i] != v.seq; i++)
+				;
+			if (i == nseen)
+			{
+				replaced = true;
+				break;
+			}
+		}
+		wc_scan_close(scan);
+		if (rc < 0)
+			wcfdw_engine_error(ERROR, rc, &err, "scan", store->relname);
+	}
+	return replaced;
+}
+
+/* ERROR: the version waited for was replaced (wcfdw_cell_replaced) */
+void
+wcfdw_replaced_error(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("cell version to be locked was already replaced by one of another timestamp due to concurrent update"),
+			 errdetail("A transaction that committed meanwhile changed the ts of the version this statement waited for; unlike an ordinary table's row, a version is not followed to its replacement."),
+			 errhint("Retry the statement. An increment that keeps ts (SET value = value + 1) waits and goes on from the committed value instead.")));
+}
+
+/*
  * wcfdw_open_newest
  *		The newest committed version of cell (or the transaction's own pending
  *		one: like's pending batches, and its now_ms), read by a point scan of
@@ -1264,6 +1346,8 @@ wcfdw_lock_row(ForeignScanState *node, WcFdwScanState *ss, const wc_cell_view *c
 	if (found == 0)
 	{
 		wc_scan_close(point);
+		if (wcfdw_cell_replaced(ss->store, &ss->opts, cell))
+			wcfdw_replaced_error();
 		return WCFDW_ROW_GONE;
 	}
 	ExecClearTuple(slot);

@@ -573,6 +573,8 @@ wcfdw_point_range(wc_key_range *r, const uint8 *row, size_t row_len)
 extern void wcfdw_scan_opts_newest(wc_scan_opts *o);
 extern void wcfdw_cell_version_opts(wc_scan_opts *o, wc_key_range *range, wc_slice *fam,
 									wc_slice *qual, const wc_cell_view *cell);
+extern bool wcfdw_cell_replaced(WcFdwStore *store, const wc_scan_opts *like, const wc_cell_view *cell);
+extern void wcfdw_replaced_error(void) pg_attribute_noreturn();
 extern wc_scan *wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell,
 								  const wc_scan_opts *like, wc_cell_view *newest, int *found);
 extern void wcfdw_explain_context(ForeignScanState *node, ExplainState *es);
