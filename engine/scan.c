@@ -499,7 +499,7 @@ stream_init(wc_scan *scan, fam_stream *fs, const wc_family *f, int64_t now)
 	rules.pend_max = scan->pend_max;
 	rules.excl = scan->excl;
 	rules.nexcl = scan->nexcl;
-	rules.max_versions = f->max_versions;
+	rules.max_versions = scan->opts->every_version ? 0 : f->max_versions;
 	rules.ttl_cutoff = wc_vis_ttl_cutoff(now, f->ttl_ms);
 	rules.ts_min = scan->opts->ts_min;
 	rules.ts_max = scan->opts->ts_max;

@@ -598,6 +598,13 @@ typedef struct wc_scan_opts
 	 * cache").
 	 */
 	bool		bulk;
+
+	/*
+	 * The families' max_versions not applied: every version the snapshot sees
+	 * that a newer one only outnumbers (masking, ttl and the time range still
+	 * apply).  Whether a version is gone or merely past max_versions.
+	 */
+	bool		every_version;
 } wc_scan_opts;
 
 /* Sets opts to "everything": no ranges, all families, all ts. */

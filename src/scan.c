@@ -392,7 +392,30 @@ wcfdw_cell_replaced(WcFdwStore *store, const wc_scan_opts *like, const wc_cell_v
 	int			nseen = 0,
 				maxseen = 0;
 	bool		replaced = false;
+	wc_scan    *point = NULL;
+	wc_cell_view v;
+	wc_err		err;
+	int			found;
 
+	/*
+	 * Only outnumbered by a newer version (past max_versions), not deleted: a
+	 * put of a newer version (a wide UPDATE's), which is no change of ts.
+	 */
+	wcfdw_cell_version_opts(&o, &range, &fam, &qual, cell);
+	wcfdw_scan_opts_newest(&o);
+	o.every_version = true;
+	wc_err_clear(&err);
+	found = wc_scan_open(store->db, &o, &point, &err);
+	if (found >= 0)
+		found = wc_scan_next(point, &v, &err);
+	if (point != NULL)
+		wc_scan_close(point);
+	if (found < 0)
+		wcfdw_engine_error(ERROR, found, &err, "scan", store->relname);
+	if (found == 1)
+		return false;
+
+	o = *like;
 	wcfdw_cell_version_opts(&o, &range, &fam, &qual, cell);
 	o.ts_min = PG_INT64_MIN;
 	o.ts_max = PG_INT64_MAX;
