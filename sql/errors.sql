@@ -172,6 +172,16 @@ REVOKE USAGE ON FOREIGN DATA WRAPPER widecol_fdw FROM regress_wc_nosuper;
 DROP ROLE regress_wc_nosuper;
 DROP FOREIGN TABLE era, erb;
 
+-- bytes that are not text in the database encoding, read by a text column (here an integer
+-- rowkey's bytes through a text rowkey): PostgreSQL's error, naming the column and the table
+CREATE FOREIGN TABLE erik (rowkey int, family text, qualifier text, ts bigint, value text)
+    SERVER wide OPTIONS (families 'f');
+INSERT INTO erik VALUES (1, 'f', 'q', 1, 'v');
+CREATE FOREIGN TABLE erikt (rowkey text, family text, qualifier text, ts bigint, value text)
+    SERVER wide OPTIONS (store 'erik');
+SELECT * FROM erikt;
+DROP FOREIGN TABLE erikt, erik;
+
 DROP FOREIGN TABLE ertz, erms;
 DROP TABLE plain;
 DROP FUNCTION wc_try(text);

@@ -664,7 +664,19 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 	switch (repr)
 	{
 		case WCR_TEXT:
-			(void) pg_verifymbstr((const char *) data, (int) len, false);
+			if (!pg_verifymbstr((const char *) data, (int) len, true))
+			{
+				WcFdwValueContext vc = {relname, colname};
+				ErrorContextCallback cb;
+
+				/* PostgreSQL's own words for the bad bytes, naming the column */
+				cb.callback = wcfdw_value_context;
+				cb.arg = &vc;
+				cb.previous = error_context_stack;
+				error_context_stack = &cb;
+				(void) pg_verifymbstr((const char *) data, (int) len, false);
+				error_context_stack = cb.previous;
+			}
 			return PointerGetDatum(cstring_to_text_with_len((const char *) data, (int) len));
 		case WCR_BYTEA:
 			{
