@@ -205,6 +205,21 @@ SELECT dblink_exec('other', 'COMMIT');
 UPDATE esc SET value = 'd' WHERE rowkey >= 'r00300' AND rowkey < 'r00600';
 SELECT * FROM esc_locks;                         -- escalated once the other committed
 COMMIT;
+-- the limit counts the transaction's row locks in all tables (the lock table's slots are the
+-- connection's): the table taking the lock past it escalates (and a table first locked in
+-- past it, at its first row lock)
+CREATE FOREIGN TABLE esc2 (
+    rowkey text COLLATE "C", family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text
+) SERVER wide OPTIONS (families 'f');
+INSERT INTO esc2 SELECT 'r' || lpad(i::text, 5, '0'), 'f', 'q', 1, 'v' FROM generate_series(1, 50) i;
+BEGIN;
+UPDATE esc SET value = 'f' WHERE rowkey < 'r00009';
+UPDATE esc2 SET value = 'f' WHERE rowkey < 'r00009';
+SELECT * FROM esc_locks;                         -- eight row locks: under the limit
+SELECT locktype, mode, count(*) FROM pg_locks    -- past it over both at the third: escalated
+ WHERE relation = 'esc2'::regclass AND pid = pg_backend_pid() GROUP BY 1, 2 ORDER BY 1, 2;
+COMMIT;
+DROP FOREIGN TABLE esc2;
 SELECT dblink_exec('other', 'RESET lock_timeout');
 RESET widecol_fdw.max_row_locks;
 -- every row of the table in one transaction: with max_row_locks -1, an "out of shared

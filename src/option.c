@@ -1060,7 +1060,7 @@ wcfdw_option_init(void)
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("widecol_fdw.max_row_locks",
-							"Row locks a transaction takes in one table before it locks all of the table's rows at once.",
+							"Row locks a transaction takes in widecol tables (all together) before it locks all rows of a table at once.",
 							"Past it, once no other transaction holds row locks in the table, the transaction takes one lock for all of them and no more row locks (scan.c, lock escalation). -1: never.",
 							&wcfdw_max_row_locks,
 							1000, -1, INT_MAX,

@@ -1174,9 +1174,11 @@ wcfdw_row_lock_take(WcFdwStore *store, const LOCKTAG *rows, const LOCKTAG *tag, 
 	r = LockAcquire(tag, mode, false, wait != LockWaitBlock);
 	if (r == LOCKACQUIRE_NOT_AVAIL)
 		return false;
+	/* past the limit: at once in a table newly locked in, then every RETRY locks */
 	if (r == LOCKACQUIRE_OK && wcfdw_max_row_locks >= 0 &&
 		(n = wcfdw_store_count_row_lock(store)) > wcfdw_max_row_locks &&
-		(n - wcfdw_max_row_locks - 1) % WCFDW_ESCALATION_RETRY == 0)
+		((n - wcfdw_max_row_locks - 1) % WCFDW_ESCALATION_RETRY == 0 ||
+		 (store->nrowlocks - 1) % WCFDW_ESCALATION_RETRY == 0))
 		(void) LockAcquire(rows, ExclusiveLock, false, true);
 	return true;
 }

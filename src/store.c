@@ -679,7 +679,7 @@ wcfdw_free_buried(void)
 /*
  * wcfdw_store_count_row_lock
  *		Counts a row lock this transaction took in the store (scan.c); returns
- *		how many it has taken there
+ *		how many it has taken in all stores
  *
  * Counted per transaction: the count of an earlier one is dropped at the
  * first lock of the next.  A subtransaction that aborts gives its locks back
@@ -689,12 +689,26 @@ wcfdw_free_buried(void)
 int64
 wcfdw_store_count_row_lock(WcFdwStore *s)
 {
+	static uint64 total_xact = 0;
+	static int64 total = 0;
+
 	if (s->rowlocks_xact != wcfdw_xact_count)
 	{
 		s->rowlocks_xact = wcfdw_xact_count;
 		s->nrowlocks = 0;
 	}
-	return ++s->nrowlocks;
+	if (total_xact != wcfdw_xact_count)
+	{
+		total_xact = wcfdw_xact_count;
+		total = 0;
+	}
+	++s->nrowlocks;
+	/*
+	 * The shared lock table's slots are the transaction's, whatever the
+	 * tables: its row locks in every store count (20 tables of 990 locked rows
+	 * each filled it before), and the store taking more escalates.
+	 */
+	return ++total;
 }
 
 /* The level writing into p now: its last mark's, or its own. */
