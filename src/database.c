@@ -30,7 +30,11 @@
  *   as empty, as before (doc/SQL.md says so).
  *
  * - refuses ALTER DATABASE ... SET TABLESPACE of a database whose directory
- *   holds a store, before anything is moved.
+ *   holds a store, before anything is moved;
+ *
+ * - after ALTER FOREIGN TABLE ... OPTIONS that makes an unlogged widecol
+ *   table logged, rewrites its store with a major compaction, now logged
+ *   (wcfdw_utility says why).
  *
  * The hook exists in every backend when the library is preloaded (which
  * writing a logged table needs anyway); a backend that never loaded the
@@ -51,6 +55,7 @@
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
 #include "commands/tablespace.h"
+#include "catalog/namespace.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "storage/fd.h"
@@ -368,15 +373,53 @@ wcfdw_check_database_move(AlterDatabaseStmt *stmt)
 				 errhint("Move its ordinary tables one by one with ALTER TABLE ... SET TABLESPACE, or copy the database with pg_dump --include-foreign-data.")));
 }
 
+/*
+ * The widecol table an ALTER FOREIGN TABLE ... OPTIONS naming "logged" acts
+ * on, if it is unlogged now; InvalidOid otherwise.
+ */
+static Oid
+wcfdw_unlogged_altered(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+	ListCell   *lc2;
+	Oid			relid;
+	WcFdwTableOptions opts;
+
+	if (stmt->objtype != OBJECT_FOREIGN_TABLE || stmt->relation == NULL)
+		return InvalidOid;
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst(lc);
+
+		if (cmd->subtype != AT_GenericOptions)
+			continue;
+		foreach(lc2, (List *) cmd->def)
+			if (strcmp(((DefElem *) lfirst(lc2))->defname, "logged") == 0)
+				break;
+		if (lc2 != NULL)
+			break;
+	}
+	if (lc == NULL)
+		return InvalidOid;
+	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	if (!OidIsValid(relid) || !wcfdw_is_widecol_table(relid))
+		return InvalidOid;
+	wcfdw_get_table_options(relid, &opts);
+	return opts.logged ? InvalidOid : relid;
+}
+
 static void
 wcfdw_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 			  ProcessUtilityContext context, ParamListInfo params,
 			  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	Oid			unlogged = InvalidOid;
 
 	if (IsA(parsetree, AlterDatabaseStmt))
 		wcfdw_check_database_move((AlterDatabaseStmt *) parsetree);
+	if (IsA(parsetree, AlterTableStmt))
+		unlogged = wcfdw_unlogged_altered((AlterTableStmt *) parsetree);
 
 	if (wcfdw_prev_utility)
 		wcfdw_prev_utility(pstmt, queryString, readOnlyTree, context, params,
@@ -387,6 +430,24 @@ wcfdw_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 
 	if (IsA(parsetree, CreatedbStmt))
 		wcfdw_created_database((CreatedbStmt *) parsetree);
+	if (OidIsValid(unlogged))
+	{
+		WcFdwTableOptions opts;
+
+		/*
+		 * An unlogged table made logged: its files and log were written
+		 * without the WAL, so a standby (or a backup's recovery) has none of
+		 * them, or a log with holes where the unlogged commits went, which
+		 * made the table unreadable there and after a promotion.  As
+		 * PostgreSQL's ALTER TABLE ... SET LOGGED writes the whole table
+		 * into the WAL, a major compaction rewrites the store, now logged:
+		 * every file the standby needs comes through the WAL.
+		 */
+		CommandCounterIncrement();
+		wcfdw_get_table_options(unlogged, &opts);
+		if (opts.logged)
+			wcfdw_compact_table(unlogged);
+	}
 }
 
 void

@@ -114,6 +114,13 @@ widecol_compact(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* A major compaction of relid's store, as widecol_compact (database.c). */
+void
+wcfdw_compact_table(Oid relid)
+{
+	wcfdw_maintenance(relid, true);
+}
+
 static Datum
 wcfdw_bytea_datum(const uint8 *data, size_t len)
 {

@@ -247,6 +247,7 @@ extern XLogRecPtr wcfdw_wal_log_change(const char *path, const wc_change *change
 
 /* database.c */
 extern void wcfdw_database_init(void);
+extern void wcfdw_compact_table(Oid relid);
 
 /* cache.c: the block cache in shared memory */
 extern int	wcfdw_block_cache_kb;
