@@ -422,8 +422,6 @@ wcfdw_cell_replaced(WcFdwStore *store, const wc_scan_opts *like, const wc_cell_v
 	for (int pass = 0; pass < 2 && !replaced; pass++)
 	{
 		wc_scan    *scan = NULL;
-		wc_cell_view v;
-		wc_err		err;
 		int			rc;
 
 		if (pass == 1)
