@@ -368,10 +368,19 @@ test_deletes_and_retention(void)
 	write_batch(db, b);
 	EXPECT_SCAN(db, &o, "r/f:q@3=v3;r/f:q@2=v2;");
 
+	/* every_version: a version only outnumbered (past max_versions) is there, not deleted */
+	o.every_version = true;
+	EXPECT_SCAN(db, &o, "r/f:q@3=v3;r/f:q@2=v2;r/f:q@1=v1;");
+	o.every_version = false;
+
 	/* deleting the newest version keeps its place: v1 does not come back */
 	CHECK_OK(wc_batch_delete_version(b, "f", 1, "r", 1, "q", 1, 3, &err), &err);
 	write_batch(db, b);
 	EXPECT_SCAN(db, &o, "r/f:q@2=v2;");
+	/* ... and every_version does not bring back the deleted one */
+	o.every_version = true;
+	EXPECT_SCAN(db, &o, "r/f:q@2=v2;r/f:q@1=v1;");
+	o.every_version = false;
 	CHECK_OK(wc_db_flush(db, &err), &err);
 	EXPECT_SCAN(db, &o, "r/f:q@2=v2;");
 	CHECK_OK(wc_db_compact(db, &err), &err);
