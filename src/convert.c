@@ -604,6 +604,19 @@ wcfdw_value_context(void *arg)
 				   vc->colname, vc->relname);
 }
 
+/* Pushes cb, naming column colname of relname (vc), onto the error context stack. */
+static void
+wcfdw_push_value_context(ErrorContextCallback *cb, WcFdwValueContext *vc,
+						 const char *relname, const char *colname)
+{
+	vc->relname = relname;
+	vc->colname = colname;
+	cb->callback = wcfdw_value_context;
+	cb->arg = vc;
+	cb->previous = error_context_stack;
+	error_context_stack = cb;
+}
+
 /* ERROR: bytes that are not a binary form of typid (22P03), why in detail */
 static void
 wcfdw_bad_binary(Oid typid, const char *relname, const char *colname, const char *detail)
@@ -666,14 +679,11 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 		case WCR_TEXT:
 			if (!pg_verifymbstr((const char *) data, (int) len, true))
 			{
-				WcFdwValueContext vc = {relname, colname};
+				WcFdwValueContext vc;
 				ErrorContextCallback cb;
 
 				/* PostgreSQL's own words for the bad bytes, naming the column */
-				cb.callback = wcfdw_value_context;
-				cb.arg = &vc;
-				cb.previous = error_context_stack;
-				error_context_stack = &cb;
+				wcfdw_push_value_context(&cb, &vc, relname, colname);
 				(void) pg_verifymbstr((const char *) data, (int) len, false);
 				error_context_stack = cb.previous;
 			}
@@ -782,14 +792,11 @@ wcfdw_value_from_bytes(WcFdwRepr repr, Oid typid, int32 typmod, FmgrInfo *recv,
 				client = wcfdw_no_conversion();
 				PG_TRY();
 				{
-					WcFdwValueContext vc = {relname, colname};
+					WcFdwValueContext vc;
 					ErrorContextCallback cb;
 
 					/* what else it refuses (an enum's label renamed since) names the column */
-					cb.callback = wcfdw_value_context;
-					cb.arg = &vc;
-					cb.previous = error_context_stack;
-					error_context_stack = &cb;
+					wcfdw_push_value_context(&cb, &vc, relname, colname);
 					result = ReceiveFunctionCall(recv, &buf, ioparam, typmod);
 					error_context_stack = cb.previous;
 				}

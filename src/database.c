@@ -75,21 +75,29 @@ wcfdw_cmp_names(const ListCell *a, const ListCell *b)
 	return strcmp(lfirst(a), lfirst(b));
 }
 
-/* The absolute path of database dboid's directory; palloc'd. */
-static char *
-wcfdw_database_dir(Oid dboid)
+/* Database dboid's default tablespace, which holds its directory. */
+static Oid
+wcfdw_database_tablespace(Oid dboid)
 {
 	HeapTuple	tup;
 	Oid			spcoid;
-	char	   *rel;
-	char	   *path;
 
 	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for database %u", dboid);
 	spcoid = ((Form_pg_database) GETSTRUCT(tup))->dattablespace;
 	ReleaseSysCache(tup);
-	rel = GetDatabasePath(dboid, spcoid);
+	return spcoid;
+}
+
+/* The absolute path of database dboid's directory; palloc'd. */
+static char *
+wcfdw_database_dir(Oid dboid)
+{
+	char	   *rel;
+	char	   *path;
+
+	rel = GetDatabasePath(dboid, wcfdw_database_tablespace(dboid));
 	path = psprintf("%s/%s", DataDir, rel);
 	pfree(rel);
 	return path;
@@ -340,8 +348,6 @@ wcfdw_check_database_move(AlterDatabaseStmt *stmt)
 	char	   *dir;
 	List	   *stores;
 	Oid			dboid;
-	Oid			spcoid;
-	HeapTuple	tup;
 
 	foreach(lc, stmt->options)
 	{
@@ -353,13 +359,8 @@ wcfdw_check_database_move(AlterDatabaseStmt *stmt)
 	if (lc == NULL)
 		return;
 	dboid = get_database_oid(stmt->dbname, false);
-	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for database %u", dboid);
-	spcoid = ((Form_pg_database) GETSTRUCT(tup))->dattablespace;
-	ReleaseSysCache(tup);
 	/* already there: PostgreSQL does nothing */
-	if (get_tablespace_oid(defGetString(lfirst(lc)), false) == spcoid)
+	if (get_tablespace_oid(defGetString(lfirst(lc)), false) == wcfdw_database_tablespace(dboid))
 		return;
 	dir = wcfdw_database_dir(dboid);
 	stores = wcfdw_database_stores(dir);
