@@ -319,6 +319,20 @@ DELETE FROM wp WHERE rowkey LIKE 'd%';
 DELETE FROM wp_plain WHERE rowkey LIKE 'd%';
 SELECT count(*), count(*) FILTER (WHERE tableoid = 'wp2'::regclass) AS in_wp2 FROM wp;
 SELECT count(*) AS differ FROM ((TABLE wp EXCEPT TABLE wp_plain) UNION ALL (TABLE wp_plain EXCEPT TABLE wp)) d;
+-- row marks through the parent: FOR UPDATE, and the parent as the other table of an UPDATE
+-- ... FROM or a DELETE ... USING; each wide partition locks its rows by rowkey (the parent's
+-- ctid junk column is carried, without a tuple id, as for the table alone it is an error)
+BEGIN;
+SELECT rowkey, n FROM wp WHERE rowkey IN ('q16', 'b1000') ORDER BY rowkey FOR UPDATE;
+SELECT count(*) AS row_locks FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'tuple';
+COMMIT;
+CREATE TABLE wp_h (k text COLLATE "C", n int);
+INSERT INTO wp_h VALUES ('q16', 0), ('b1000', 0), ('zz', 0);
+UPDATE wp_h SET n = wp.n FROM wp WHERE wp.rowkey = wp_h.k;
+DELETE FROM wp_h USING wp WHERE wp.rowkey = wp_h.k AND wp.n = 1000;
+SELECT * FROM wp_h ORDER BY k;
+DROP TABLE wp_h;
+SELECT wide_try($$SELECT ctid FROM wp1$$);
 -- a tall partition: the same
 CREATE TABLE tp (rowkey text COLLATE "C" NOT NULL, family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text)
     PARTITION BY RANGE (rowkey);

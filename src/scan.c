@@ -56,6 +56,7 @@ typedef struct WcFdwScanState
 	WcFdwCondExec *conds;
 	int			nconds;
 	bool		rowkey_only_rescan; /* only rowkey conditions vary */
+	bool		ctid_junk;		/* an inherited row mark's ctid: tuples, no tuple id */
 	bool		reverse;		/* rowkeys descending (wc_scan_opts.reverse) */
 	bool		need[WCF_NFIELDS];	/* fields the plan uses */
 	CommandId	curcid;
@@ -511,6 +512,30 @@ wcfdw_open_newest(WcFdwStore *store, const wc_cell_view *cell, const wc_scan_opt
 	return point;
 }
 
+/*
+ * wcfdw_inherited_copy_mark
+ *		Is the scan of rtindex a child of a row-marked partitioned or
+ *		inheritance parent, with a mark of its own that copies the whole row?
+ *		The planner then asks every child for the parent's ctid junk column,
+ *		which only children with tuple ids use.
+ */
+static bool
+wcfdw_inherited_copy_mark(EState *estate, Index rtindex)
+{
+	ListCell   *lc;
+
+	foreach(lc, estate->es_plannedstmt->rowMarks)
+	{
+		PlanRowMark *rc = lfirst(lc);
+
+		if (rc->rti == rtindex)
+			return rc->prti != rc->rti && rc->markType == ROW_MARK_COPY;
+	}
+	return false;
+}
+
+static TupleTableSlot *wcfdw_iterate(ForeignScanState *node, WcFdwScanState *ss);
+
 void
 widecolBeginForeignScan(ForeignScanState *node, int eflags)
 {
@@ -603,7 +628,10 @@ widecolBeginForeignScan(ForeignScanState *node, int eflags)
 	 * such a scan is an error: postgres_fdw's use_remote_estimate EXPLAINs it
 	 * while it plans an UPDATE it will then send whole.
 	 */
-	if (list_member_int(attrs, SelfItemPointerAttributeNumber))
+	if (list_member_int(attrs, SelfItemPointerAttributeNumber) &&
+		wcfdw_inherited_copy_mark(estate, plan->scan.scanrelid))
+		ss->ctid_junk = true;
+	else if (list_member_int(attrs, SelfItemPointerAttributeNumber))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("widecol_fdw table \"%s\" has no ctid", RelationGetRelationName(ss->rel)),
@@ -1528,6 +1556,21 @@ TupleTableSlot *
 widecolIterateForeignScan(ForeignScanState *node)
 {
 	WcFdwScanState *ss = node->fdw_state;
+	TupleTableSlot *slot = wcfdw_iterate(node, ss);
+
+	/*
+	 * The ctid of an inherited row mark's junk column is read from a heap
+	 * tuple: form one, its tuple id invalid (the child's own mark copies the
+	 * whole row and never uses it).
+	 */
+	if (ss->ctid_junk && !TupIsNull(slot))
+		ExecMaterializeSlot(slot);
+	return slot;
+}
+
+static TupleTableSlot *
+wcfdw_iterate(ForeignScanState *node, WcFdwScanState *ss)
+{
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
 	wc_cell_view cell;
