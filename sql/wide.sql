@@ -333,6 +333,29 @@ DELETE FROM wp_h USING wp WHERE wp.rowkey = wp_h.k AND wp.n = 1000;
 SELECT * FROM wp_h ORDER BY k;
 DROP TABLE wp_h;
 SELECT wide_try($$SELECT ctid FROM wp1$$);
+-- DELETE ... RETURNING through the parent from two wide partitions, and partitions attached
+-- with their columns in another order (rowkey, family, ts at other attnums)
+DELETE FROM wp WHERE rowkey IN ('b1000', 'q1000') RETURNING tableoid::regclass, *;
+CREATE TABLE wq (rowkey text COLLATE "C" NOT NULL, n int) PARTITION BY RANGE (rowkey);
+CREATE FOREIGN TABLE wq1 (rowkey text COLLATE "C" NOT NULL, n int OPTIONS (cell 'f:n')) SERVER wide OPTIONS (families 'f');
+CREATE FOREIGN TABLE wq2 (n int OPTIONS (cell 'f:n'), rowkey text COLLATE "C" NOT NULL) SERVER wide OPTIONS (families 'f');
+ALTER TABLE wq ATTACH PARTITION wq1 FOR VALUES FROM (MINVALUE) TO ('m');
+ALTER TABLE wq ATTACH PARTITION wq2 FOR VALUES FROM ('m') TO (MAXVALUE);
+INSERT INTO wq VALUES ('a', 1), ('n', 2);
+UPDATE wq SET n = n + 10 RETURNING tableoid::regclass, *;
+DELETE FROM wq WHERE n = 12 RETURNING tableoid::regclass, *;
+SELECT * FROM wq ORDER BY rowkey;
+CREATE TABLE tq (rowkey text COLLATE "C" NOT NULL, family text, qualifier text, ts bigint, value text)
+    PARTITION BY RANGE (rowkey);
+CREATE FOREIGN TABLE tq1 PARTITION OF tq FOR VALUES FROM (MINVALUE) TO ('m') SERVER wide OPTIONS (families 'f');
+CREATE FOREIGN TABLE tq2 (value text, ts bigint, qualifier text, family text, rowkey text COLLATE "C" NOT NULL)
+    SERVER wide OPTIONS (families 'f');
+ALTER TABLE tq ATTACH PARTITION tq2 FOR VALUES FROM ('m') TO (MAXVALUE);
+INSERT INTO tq VALUES ('a', 'f', 'q', 1, 'x'), ('n', 'f', 'q', 1, 'y');
+UPDATE tq SET value = value || '!' RETURNING tableoid::regclass, *;
+DELETE FROM tq WHERE value = 'y!' RETURNING tableoid::regclass, *;
+SELECT * FROM tq ORDER BY rowkey;
+DROP TABLE wq, tq;
 -- a tall partition: the same
 CREATE TABLE tp (rowkey text COLLATE "C" NOT NULL, family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text)
     PARTITION BY RANGE (rowkey);

@@ -50,6 +50,17 @@ static const char *const wcfdw_junk_names[] = {
 	"wcfdw_rowkey", "wcfdw_family", "wcfdw_qualifier", "wcfdw_ts", "wcfdw_value"
 };
 
+/*
+ * The name of field f's row identity column, at attnum: an UPDATE or DELETE
+ * through a partitioned or inheritance parent gives each name one Var for
+ * every child, and children may hold the field at different attnums.
+ */
+static char *
+wcfdw_junk_name(int f, AttrNumber attnum)
+{
+	return psprintf("%s_%d", wcfdw_junk_names[f], attnum);
+}
+
 typedef struct WcFdwModifyState
 {
 	Relation	rel;
@@ -98,9 +109,12 @@ widecolAddForeignUpdateTargets(PlannerInfo *root, Index rtindex,
 		Var		   *var = makeVar(rtindex, cols.f[WCF_ROWKEY].attnum, cols.f[WCF_ROWKEY].typid,
 								  cols.f[WCF_ROWKEY].typmod, cols.f[WCF_ROWKEY].collid, 0);
 
-		add_row_identity_var(root, var, rtindex, wcfdw_junk_names[WCF_ROWKEY]);
+		add_row_identity_var(root, var, rtindex,
+							 wcfdw_junk_name(WCF_ROWKEY, cols.f[WCF_ROWKEY].attnum));
+		/* a record, as PostgreSQL's own: every child's row type is another one */
 		if (root->parse->returningList != NIL && root->parse->commandType == CMD_DELETE)
-			add_row_identity_var(root, makeWholeRowVar(target_rte, rtindex, 0, false),
+			add_row_identity_var(root, makeVar(rtindex, InvalidAttrNumber, RECORDOID, -1,
+											   InvalidOid, 0),
 								 rtindex, "wcfdw_wholerow");
 		return;
 	}
@@ -120,7 +134,7 @@ widecolAddForeignUpdateTargets(PlannerInfo *root, Index rtindex,
 			continue;
 		var = makeVar(rtindex, cols.f[f].attnum, cols.f[f].typid, cols.f[f].typmod,
 					  cols.f[f].collid, 0);
-		add_row_identity_var(root, var, rtindex, wcfdw_junk_names[f]);
+		add_row_identity_var(root, var, rtindex, wcfdw_junk_name(f, cols.f[f].attnum));
 	}
 }
 
@@ -269,7 +283,9 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 	if (subplan && (operation == CMD_UPDATE || operation == CMD_DELETE))
 	{
 		for (f = 0; f < WCF_NFIELDS; f++)
-			ms->junk[f] = ExecFindJunkAttributeInTlist(subplan->targetlist, wcfdw_junk_names[f]);
+			if (ms->conv.cols.f[f].attnum != 0)
+				ms->junk[f] = ExecFindJunkAttributeInTlist(subplan->targetlist,
+														   wcfdw_junk_name(f, ms->conv.cols.f[f].attnum));
 		ms->junk_wholerow = ExecFindJunkAttributeInTlist(subplan->targetlist, "wcfdw_wholerow");
 		for (f = WCF_ROWKEY; f <= (ms->conv.cols.wide ? WCF_ROWKEY : WCF_TS); f++)
 			if (!AttributeNumberIsValid(ms->junk[f]))
