@@ -161,6 +161,50 @@ DELETE FROM mc WHERE CURRENT OF c RETURNING *;
 COMMIT;
 SELECT * FROM mc WHERE rowkey LIKE 'c%' ORDER BY rowkey, qualifier, ts DESC;
 
+-- an UPDATE writes as it goes, as the heap does: AFTER triggers (and BEFORE triggers of later
+-- rows) read the rows it changed, a trigger's own UPDATE of the row lands on top; versions that
+-- swap or shift their ts keep every one (an ordinary twin, mh, gives the same)
+CREATE FOREIGN TABLE mv (rowkey text COLLATE "C", family text, qualifier text, ts bigint, value int)
+    SERVER wide OPTIONS (families 'f', max_versions '10');
+CREATE TABLE mh (rowkey text COLLATE "C", family text, qualifier text, ts bigint, value int);
+CREATE FUNCTION mv_show() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE NOTICE '% % % sees %', TG_TABLE_NAME, TG_WHEN, TG_LEVEL,
+    (SELECT string_agg(rowkey || '@' || ts || '=' || value, ',' ORDER BY rowkey, ts) FROM mv);
+  RETURN NEW;
+END $$;
+CREATE TRIGGER mv_after AFTER UPDATE ON mv FOR EACH STATEMENT EXECUTE FUNCTION mv_show();
+CREATE TRIGGER mv_before BEFORE UPDATE ON mv FOR EACH ROW EXECUTE FUNCTION mv_show();
+INSERT INTO mv VALUES ('k1', 'f', 'q', 1, 1), ('k1', 'f', 'q', 2, 2), ('k1', 'f', 'q', 3, 3), ('k2', 'f', 'q', 1, 10);
+INSERT INTO mh SELECT * FROM mv;
+UPDATE mv SET value = value + 100 WHERE rowkey = 'k2' OR ts = 1;
+DROP TRIGGER mv_before ON mv;
+UPDATE mv SET ts = CASE ts WHEN 1 THEN 2 WHEN 2 THEN 1 ELSE ts END WHERE rowkey = 'k1';
+UPDATE mh SET value = value + 100 WHERE rowkey = 'k2' OR ts = 1;
+UPDATE mh SET ts = CASE ts WHEN 1 THEN 2 WHEN 2 THEN 1 ELSE ts END WHERE rowkey = 'k1';
+UPDATE mv SET ts = ts + 1 WHERE rowkey = 'k1';
+UPDATE mh SET ts = ts + 1 WHERE rowkey = 'k1';
+UPDATE mv SET ts = ts - 2 WHERE rowkey = 'k1';
+UPDATE mh SET ts = ts - 2 WHERE rowkey = 'k1';
+SELECT * FROM mv ORDER BY rowkey, ts;
+SELECT count(*) AS differ FROM ((TABLE mv EXCEPT TABLE mh) UNION ALL (TABLE mh EXCEPT TABLE mv)) d;
+DROP TRIGGER mv_after ON mv;
+CREATE FUNCTION mv_double() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('UPDATE %I SET value = value * 2 WHERE rowkey = $1 AND ts = $2', TG_TABLE_NAME)
+    USING NEW.rowkey, NEW.ts;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER mv_double AFTER UPDATE ON mv FOR EACH ROW WHEN (pg_trigger_depth() < 1) EXECUTE FUNCTION mv_double();
+CREATE TRIGGER mh_double AFTER UPDATE ON mh FOR EACH ROW WHEN (pg_trigger_depth() < 1) EXECUTE FUNCTION mv_double();
+UPDATE mv SET value = value + 1 WHERE rowkey = 'k2';
+UPDATE mh SET value = value + 1 WHERE rowkey = 'k2';
+SELECT * FROM mv WHERE rowkey = 'k2';
+SELECT count(*) AS differ FROM ((TABLE mv EXCEPT TABLE mh) UNION ALL (TABLE mh EXCEPT TABLE mv)) d;
+DROP FOREIGN TABLE mv;
+DROP TABLE mh;
+DROP FUNCTION mv_show(), mv_double();
+
 DROP FOREIGN TABLE m, m_all, m_ttl, m_noid, m_nofam, mc;
 DROP TABLE m_log;
 DROP FUNCTION m_trig();

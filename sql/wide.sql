@@ -356,6 +356,32 @@ UPDATE tq SET value = value || '!' RETURNING tableoid::regclass, *;
 DELETE FROM tq WHERE value = 'y!' RETURNING tableoid::regclass, *;
 SELECT * FROM tq ORDER BY rowkey;
 DROP TABLE wq, tq;
+-- an UPDATE writes as it goes: its AFTER triggers see the rows it changed; rows that swap or
+-- shift their rowkeys keep every row (as an ordinary table's do)
+CREATE TABLE wv_h (rowkey text COLLATE "C", a int, b text);
+CREATE FOREIGN TABLE wv (rowkey text COLLATE "C", a int OPTIONS (cell 'f:a'), b text OPTIONS (cell 'f:b'))
+    SERVER wide OPTIONS (families 'f');
+CREATE FUNCTION wv_show() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE NOTICE '% % sees %', TG_TABLE_NAME, TG_LEVEL,
+    (SELECT string_agg(rowkey || '=' || a || '/' || coalesce(b, '-'), ',' ORDER BY rowkey) FROM wv);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER wv_row AFTER UPDATE ON wv FOR EACH ROW EXECUTE FUNCTION wv_show();
+INSERT INTO wv VALUES ('a', 1, 'x'), ('b', 2, NULL), ('c', 3, 'z');
+INSERT INTO wv_h SELECT * FROM wv;
+UPDATE wv SET a = a * 10 WHERE rowkey < 'c';
+DROP TRIGGER wv_row ON wv;
+UPDATE wv SET rowkey = CASE rowkey WHEN 'a' THEN 'b' WHEN 'b' THEN 'a' ELSE rowkey END;
+UPDATE wv SET rowkey = chr(ascii(rowkey) + 1);
+UPDATE wv_h SET a = a * 10 WHERE rowkey < 'c';
+UPDATE wv_h SET rowkey = CASE rowkey WHEN 'a' THEN 'b' WHEN 'b' THEN 'a' ELSE rowkey END;
+UPDATE wv_h SET rowkey = chr(ascii(rowkey) + 1);
+SELECT * FROM wv ORDER BY rowkey;
+SELECT count(*) AS differ FROM ((TABLE wv EXCEPT TABLE wv_h) UNION ALL (TABLE wv_h EXCEPT TABLE wv)) d;
+DROP FOREIGN TABLE wv;
+DROP TABLE wv_h;
+DROP FUNCTION wv_show();
 -- a tall partition: the same
 CREATE TABLE tp (rowkey text COLLATE "C" NOT NULL, family text COLLATE "C", qualifier text COLLATE "C", ts bigint, value text)
     PARTITION BY RANGE (rowkey);

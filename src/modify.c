@@ -81,12 +81,11 @@ typedef struct WcFdwModifyState
 	int			ia_nfamilies;
 	wc_slice   *ia_quals;
 	int			ia_nquals;
-	wc_batch   *deferred;		/* UPDATE: puts applied at the end */
 	HTAB	   *seen;			/* UPDATE, DELETE whose plan may give a row
 								 * twice: the rows' keys changed so far, */
-	MemoryContext seencxt;		/* in this context */
+	HTAB	   *moved;			/* UPDATE: the keys rows were moved to so far */
+	MemoryContext querycxt;
 	MemoryContext tmpcxt;
-	MemoryContextCallback cb;
 } WcFdwModifyState;
 
 int
@@ -155,16 +154,6 @@ widecolPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelat
 	return NIL;
 }
 
-static void
-wcfdw_modify_cleanup(void *arg)
-{
-	WcFdwModifyState *ms = arg;
-
-	if (ms->deferred)
-		wc_batch_free(ms->deferred);
-	ms->deferred = NULL;
-}
-
 /*
  * Each row once.  A join under an UPDATE or DELETE (UPDATE ... FROM, DELETE
  * ... USING) can give a row of the table more than once; the heap changes it
@@ -218,43 +207,49 @@ wcfdw_plan_gives_rows_once(Plan *plan)
 	return true;
 }
 
-/*
- * wcfdw_first_time
- *		Is key (len bytes) a row this statement has not changed yet?  Then it
- *		is remembered
- */
+/* A set of keys (byte strings), for the query (cxt). */
+static HTAB *
+wcfdw_key_set(MemoryContext cxt, const char *name)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(WcFdwSeenKey);
+	ctl.entrysize = sizeof(WcFdwSeenKey);
+	ctl.hash = wcfdw_seen_hash;
+	ctl.match = wcfdw_seen_match;
+	ctl.hcxt = cxt;
+	return hash_create(name, 256, &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+}
+
+/* Adds key (len bytes, copied into cxt) to set: false if it was there already. */
 static bool
-wcfdw_first_time(WcFdwModifyState *ms, const uint8 *key, size_t len)
+wcfdw_key_set_add(HTAB *set, MemoryContext cxt, const uint8 *key, size_t len)
 {
 	WcFdwSeenKey probe = {key, len};
 	WcFdwSeenKey *e;
 	bool		found;
 	uint8	   *copy;
 
-	if (ms->seen == NULL)
-		return true;
-	e = hash_search(ms->seen, &probe, HASH_ENTER, &found);
+	e = hash_search(set, &probe, HASH_ENTER, &found);
 	if (found)
 		return false;
-	copy = MemoryContextAlloc(ms->seencxt, Max(len, 1));
+	copy = MemoryContextAlloc(cxt, Max(len, 1));
 	memcpy(copy, key, len);
 	e->data = copy;
 	e->len = len;
 	return true;
 }
 
-/* wcfdw_first_time of a tall table's row, the cell version c (its key as bytes) */
-static bool
-wcfdw_cell_first_time(WcFdwModifyState *ms, const wc_cell_view *c)
+/* A tall table's cell version c, its key as bytes (palloc'd, *n of them). */
+static uint8 *
+wcfdw_cell_key(const wc_cell_view *c, size_t *n)
 {
 	uint32		lens[3] = {(uint32) c->row_len, (uint32) c->family_len, (uint32) c->qual_len};
-	size_t		n = sizeof(lens) + c->row_len + c->family_len + c->qual_len + sizeof(c->ts);
 	uint8	   *buf;
 	uint8	   *p;
 
-	if (ms->seen == NULL)
-		return true;
-	buf = p = palloc(n);
+	*n = sizeof(lens) + c->row_len + c->family_len + c->qual_len + sizeof(c->ts);
+	buf = p = palloc(*n);
 	memcpy(p, lens, sizeof(lens));
 	p += sizeof(lens);
 	memcpy(p, c->row, c->row_len);
@@ -264,7 +259,57 @@ wcfdw_cell_first_time(WcFdwModifyState *ms, const wc_cell_view *c)
 	memcpy(p, c->qual, c->qual_len);
 	p += c->qual_len;
 	memcpy(p, &c->ts, sizeof(c->ts));
-	return wcfdw_first_time(ms, buf, n);
+	return buf;
+}
+
+/*
+ * Writes happen as each row is changed, so that what the statement runs
+ * (BEFORE triggers, volatile functions of later rows) and what runs after
+ * it (AFTER triggers) see the rows it changed, as with a heap table.  A row
+ * moved to another key (a wide table's rowkey, a tall table's cell key)
+ * deletes its old key, which an earlier row of the statement may have
+ * been moved to (rows swapping keys): that row's new version is kept, as
+ * the heap keeps both rows.  The keys rows were moved to are remembered
+ * for that (only in statements that move rows).
+ */
+static bool
+wcfdw_moved_here(WcFdwModifyState *ms, const uint8 *key, size_t len)
+{
+	WcFdwSeenKey probe = {key, len};
+
+	return ms->moved != NULL && hash_search(ms->moved, &probe, HASH_FIND, NULL) != NULL;
+}
+
+static void
+wcfdw_note_moved(WcFdwModifyState *ms, const uint8 *key, size_t len)
+{
+	if (ms->moved == NULL)
+		ms->moved = wcfdw_key_set(ms->querycxt, "widecol_fdw rows moved");
+	(void) wcfdw_key_set_add(ms->moved, ms->querycxt, key, len);
+}
+
+/*
+ * wcfdw_first_time
+ *		Is key (len bytes) a row this statement has not changed yet?  Then it
+ *		is remembered
+ */
+static bool
+wcfdw_first_time(WcFdwModifyState *ms, const uint8 *key, size_t len)
+{
+	return ms->seen == NULL || wcfdw_key_set_add(ms->seen, ms->querycxt, key, len);
+}
+
+/* wcfdw_first_time of a tall table's row, the cell version c (its key as bytes) */
+static bool
+wcfdw_cell_first_time(WcFdwModifyState *ms, const wc_cell_view *c)
+{
+	uint8	   *key;
+	size_t		n;
+
+	if (ms->seen == NULL)
+		return true;
+	key = wcfdw_cell_key(c, &n);
+	return wcfdw_first_time(ms, key, n);
 }
 
 static WcFdwModifyState *
@@ -278,6 +323,7 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 	ms->cid = GetCurrentCommandId(true);	/* = es_output_cid; also set for COPY */
 	wcfdw_converter_init(&ms->conv, ms->rel);
 	wcfdw_get_table_options(RelationGetRelid(ms->rel), &ms->topts);
+	ms->querycxt = estate->es_query_cxt;
 	ms->tmpcxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw modify",
 									   ALLOCSET_DEFAULT_SIZES);
 	if (subplan && (operation == CMD_UPDATE || operation == CMD_DELETE))
@@ -293,19 +339,7 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 	}
 	if ((operation == CMD_UPDATE || operation == CMD_DELETE) && subplan != NULL &&
 		!wcfdw_plan_gives_rows_once(subplan))
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(WcFdwSeenKey);
-		ctl.entrysize = sizeof(WcFdwSeenKey);
-		ctl.hash = wcfdw_seen_hash;
-		ctl.match = wcfdw_seen_match;
-		ms->seencxt = AllocSetContextCreate(estate->es_query_cxt, "widecol_fdw rows changed",
-											ALLOCSET_DEFAULT_SIZES);
-		ctl.hcxt = ms->seencxt;
-		ms->seen = hash_create("widecol_fdw rows changed", 256, &ctl,
-							   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
-	}
+		ms->seen = wcfdw_key_set(estate->es_query_cxt, "widecol_fdw rows changed");
 	if (operation == CMD_UPDATE && ms->conv.cols.wide != NULL)
 	{
 		ms->updated = bms_union(ExecGetUpdatedCols(rinfo, estate),
@@ -320,9 +354,6 @@ wcfdw_modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType operation, Plan
 	 * read-write conflict with this write, as with a heap table read by a
 	 * sequential scan */
 	wcfdw_ssi_conflict_in(ms->rel, ms->store->relid);
-	ms->cb.func = wcfdw_modify_cleanup;
-	ms->cb.arg = ms;
-	MemoryContextRegisterResetCallback(estate->es_query_cxt, &ms->cb);
 	return ms;
 }
 
@@ -857,16 +888,11 @@ wcfdw_delete_version(WcFdwModifyState *ms, const wc_cell_view *c)
 	wcfdw_check(rc, &err, "buffer a delete in the", RelationGetRelationName(ms->rel));
 }
 
+/* The transaction's batch that takes this statement's writes. */
 static wc_batch *
-wcfdw_deferred(WcFdwModifyState *ms)
+wcfdw_batch(WcFdwModifyState *ms)
 {
-	if (ms->deferred == NULL)
-	{
-		ms->deferred = wc_batch_new();
-		if (ms->deferred == NULL)
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	}
-	return ms->deferred;
+	return wcfdw_store_write_batch(ms->store, ms->cid, false);
 }
 
 /*
@@ -942,16 +968,18 @@ wcfdw_wide_update(WcFdwModifyState *ms, TupleTableSlot *slot, TupleTableSlot *pl
 		const Bitmapset *changed = AttributeNumberIsValid(ms->junk_old) ?
 			wcfdw_wide_trigger_changed(ms, slot, planSlot) : ms->updated;
 
-		wcfdw_wide_delete_replaced(&ms->conv, ms->store, ms->cid, wcfdw_deferred(ms), slot,
+		wcfdw_wide_delete_replaced(&ms->conv, ms->store, ms->cid, wcfdw_batch(ms), slot,
 								   row, row_len, changed);
-		wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts, changed);
+		wcfdw_wide_put_row(&ms->conv, wcfdw_batch(ms), slot, row, row_len, ts, changed);
 		return true;
 	}
-	wcfdw_wide_delete_cells(&ms->conv, ms->store, ms->cid,
-							wcfdw_store_write_batch(ms->store, ms->cid, false),
-							old_row, old_len, NULL);
-	wcfdw_wide_delete_cells(&ms->conv, ms->store, ms->cid, wcfdw_deferred(ms), row, row_len, NULL);
-	wcfdw_wide_put_row(&ms->conv, wcfdw_deferred(ms), slot, row, row_len, ts, NULL);
+	/* moved: the old row goes, unless an earlier row moved there (wcfdw_moved_here) */
+	if (!wcfdw_moved_here(ms, old_row, old_len))
+		wcfdw_wide_delete_cells(&ms->conv, ms->store, ms->cid, wcfdw_batch(ms),
+								old_row, old_len, NULL);
+	wcfdw_wide_delete_cells(&ms->conv, ms->store, ms->cid, wcfdw_batch(ms), row, row_len, NULL);
+	wcfdw_wide_put_row(&ms->conv, wcfdw_batch(ms), slot, row, row_len, ts, NULL);
+	wcfdw_note_moved(ms, row, row_len);
 	return true;
 }
 
@@ -989,15 +1017,17 @@ widecolExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 		  wcfdw_same_bytes(old_key.family, old_key.family_len, c.family, c.family_len) &&
 		  wcfdw_same_bytes(old_key.qual, old_key.qual_len, c.qual, c.qual_len) &&
 		  old_key.ts == c.ts))
-		wcfdw_delete_version(ms, &old_key);
-
-	if (ms->deferred == NULL)
 	{
-		ms->deferred = wc_batch_new();
-		if (ms->deferred == NULL)
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		/* moved: the old version goes, unless an earlier row moved there */
+		size_t		n;
+		uint8	   *key = wcfdw_cell_key(&old_key, &n);
+
+		if (!wcfdw_moved_here(ms, key, n))
+			wcfdw_delete_version(ms, &old_key);
+		key = wcfdw_cell_key(&c, &n);
+		wcfdw_note_moved(ms, key, n);
 	}
-	wcfdw_put(ms, ms->deferred, &c);
+	wcfdw_put(ms, wcfdw_batch(ms), &c);
 	MemoryContextSwitchTo(old);
 	return wcfdw_fill_ts(ms, slot, &c, ts_now);
 }
@@ -1094,21 +1124,7 @@ widecolExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *s
 void
 widecolEndForeignModify(EState *estate, ResultRelInfo *rinfo)
 {
-	WcFdwModifyState *ms = rinfo->ri_FdwState;
-
-	if (ms == NULL)
-		return;
-	if (ms->deferred)
-	{
-		wc_err		err;
-		int			rc;
-
-		wc_err_clear(&err);
-		rc = wc_batch_append(wcfdw_store_write_batch(ms->store, ms->cid, false), ms->deferred, &err);
-		wc_batch_free(ms->deferred);
-		ms->deferred = NULL;
-		wcfdw_check(rc, &err, "buffer a write to the", RelationGetRelationName(ms->rel));
-	}
+	/* nothing to do: every write went to the transaction's batch as it was made */
 }
 
 void
