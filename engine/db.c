@@ -231,6 +231,28 @@ wc_db_write(wc_db *db, wc_batch *const *batches, int n, uint64_t tag, bool sync,
 						  (unsigned long long) count);
 	if (tag != 0 && !truncates && bytes >= db->ingest_bytes)
 		return wc_db_write_bulk(db, batches, n, count, tag, sync, err);
+	if (tag != 0 && truncates && bytes >= db->ingest_bytes && n > 1)
+	{
+		/*
+		 * A truncate and then a large load (TRUNCATE; COPY in one
+		 * transaction): the batches up to the last truncate in a record of
+		 * their own, the load after it as a bulk write.  Both records carry
+		 * the tag, so they take effect together or not at all, and the
+		 * load's entries come after the truncate.  In one record the load
+		 * could be larger than a record may be (a logged store's WAL).
+		 */
+		int			t = n - 1;
+		size_t		rest = 0;
+
+		while (wc_batch_truncate_seq(batches[t]) == 0)
+			rest += wc_batch_bytes(batches[t--]);
+		if (t < n - 1 && rest >= db->ingest_bytes)
+		{
+			if ((rc = wc_db_write(db, batches, t + 1, tag, sync, err)) != WC_OK)
+				return rc;
+			return wc_db_write(db, batches + t + 1, n - t - 1, tag, sync, err);
+		}
+	}
 	if (n + 1 > (int) (sizeof(stack) / sizeof(stack[0])) &&
 		(parts = malloc(sizeof(wc_slice) * (n + 1))) == NULL)
 		return wc_err_set(err, WC_NOMEM, "out of memory");

@@ -69,8 +69,22 @@ SELECT ts, value FROM bk WHERE rowkey = 'ver';
 UPDATE bk SET value = 'updated' WHERE rowkey = 'row00001' AND family = 'f';
 DELETE FROM bk WHERE rowkey = 'row00002';
 SELECT rowkey, family, qualifier, ts, left(value, 7) FROM bk WHERE rowkey IN ('row00001', 'row00002');
--- a transaction that truncates goes through the log: the truncate and what follows it
+-- a transaction that truncates: the truncate (and what came before it) in a log record, what
+-- follows it a bulk write of the same transaction (a reload larger than a WAL record takes)
 BEGIN;
+TRUNCATE bk;
+INSERT INTO bk SELECT 'r' || i, 'f', 'q', 1, 'v' || i FROM generate_series(1, 1000) i;
+SELECT count(*) FROM bk;
+COMMIT;
+SELECT count(*), min(rowkey), max(rowkey) FROM bk;
+SELECT family, cells FROM widecol_stats('bk') ORDER BY family;
+BEGIN;
+TRUNCATE bk;
+INSERT INTO bk SELECT 'x' || i, 'f', 'q', 1, 'v' || i FROM generate_series(1, 1000) i;
+ROLLBACK;
+SELECT count(*), min(rowkey), max(rowkey) FROM bk;
+BEGIN;
+INSERT INTO bk VALUES ('gone', 'f', 'q', 1, 'before the truncate');
 TRUNCATE bk;
 INSERT INTO bk VALUES ('t', 'f', 'q', 1, 'after the truncate');
 COMMIT;

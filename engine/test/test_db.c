@@ -1796,6 +1796,66 @@ test_bulk_order(int mode)
 	free(cells);
 }
 
+/*
+ * A truncate and then a load in one transaction (TRUNCATE; COPY): the batches
+ * up to the truncate go as one log record, the load after it as a bulk write,
+ * both of the tag: nothing of either until the tag commits, then the load
+ * alone (the truncate hides what came before it, also the same tag's
+ * earlier writes); an aborted tag changes nothing.
+ */
+static void
+test_ingest_after_truncate(void)
+{
+	char	   *dir = test_tmpdir("ingest-truncate");
+	wc_db	   *w = open_db(dir, fams3, 3, 0);
+	wc_db	   *r = open_db(dir, fams3, 3, 0);
+	wc_batch   *b[3];
+	wc_scan_opts o;
+	wc_err		err;
+	int			before;
+
+	wc_err_clear(&err);
+	wc_scan_opts_init(&o);
+	memset(tag_state, 0, sizeof(tag_state));
+	for (int i = 0; i < 3; i++)
+		b[i] = wc_batch_new();
+	put(b[0], "anchor", "old", "a", 1, "o");
+	CHECK_OK(wc_db_write(w, b, 1, 0, false, &err), &err);
+	wc_batch_clear(b[0]);
+
+	for (int round = 0; round < 2; round++)
+	{
+		uint64_t	tag = 10 + round;
+
+		put(b[0], "anchor", "before", "a", 1, "b");
+		CHECK_OK(wc_batch_truncate(b[1], &err), &err);
+		put(b[2], "anchor", "new1", "a", 1, "n");
+		put(b[2], "contents", "new2", "html", 2, "n");
+		tag_state[tag] = WC_TXN_IN_PROGRESS;
+		before = count_ssts(dir);
+		CHECK_OK(wc_db_write(w, b, 3, tag, false, &err), &err);
+		CHECK(count_ssts(dir) == before + 2, "round %d: the load after the truncate is a bulk write: %d files, %d before",
+			  round, count_ssts(dir), before);
+		CHECK_OK(wc_db_refresh(r, &err), &err);
+		EXPECT_SCAN(r, &o, "old/anchor:a@1=o;");
+		tag_state[tag] = round == 0 ? WC_TXN_ABORTED : WC_TXN_COMMITTED;
+		CHECK_OK(wc_db_refresh(r, &err), &err);
+		EXPECT_SCAN(r, &o, round == 0 ? "old/anchor:a@1=o;" : "new1/anchor:a@1=n;new2/contents:html@2=n;");
+		for (int i = 0; i < 3; i++)
+			wc_batch_clear(b[i]);
+	}
+	wc_db_close(r);
+	r = open_db(dir, fams3, 3, 0);
+	EXPECT_SCAN(r, &o, "new1/anchor:a@1=n;new2/contents:html@2=n;");
+	CHECK_OK(wc_db_flush(r, &err), &err);
+	CHECK_OK(wc_db_compact(r, &err), &err);
+	EXPECT_SCAN(r, &o, "new1/anchor:a@1=n;new2/contents:html@2=n;");
+	for (int i = 0; i < 3; i++)
+		wc_batch_free(b[i]);
+	wc_db_close(r);
+	wc_db_close(w);
+}
+
 static void
 test_ingest(void)
 {
@@ -3375,6 +3435,7 @@ main(void)
 	open_ingest_bytes = 1;
 	test_model(true);
 	test_ingest();
+	test_ingest_after_truncate();
 	test_ingest_run();
 	test_ingest_faults();
 	test_ingest_helpers();
