@@ -1085,6 +1085,18 @@ wcfdw_log_xid(void)
 }
 
 /*
+ * wcfdw_record_limit
+ *		The most a commit's log record may hold, with room to spare: a logged
+ *		store's record goes into one WAL record too (wal.c), an unlogged
+ *		store's is at most 1 GiB (engine/log.c)
+ */
+static size_t
+wcfdw_record_limit(bool logged)
+{
+	return (logged ? MaxAllocSize / 2 : (size_t) 1 << 30) - ((size_t) 1 << 20);
+}
+
+/*
  * wcfdw_pre_commit
  *		The commit path: writes every store's pending batches, each store's
  *		as one record tagged with our FullTransactionId; all fallible work
@@ -1161,7 +1173,8 @@ wcfdw_pre_commit(bool prepare)
 			xid_logged = true;
 		}
 
-		wc_db_set_ingest_bytes(s->db, wcfdw_bulk_write_bytes());
+		/* a bulk write also when bulk writes are off, where one record could not hold it */
+		wc_db_set_ingest_bytes(s->db, Min(wcfdw_bulk_write_bytes(), wcfdw_record_limit(s->logged)));
 		if (s->logged && wcfdw_log_sync == WCFDW_LOG_SYNC_CHECKPOINT)
 		{
 			/*

@@ -133,8 +133,10 @@ wcfdw_wal_insert(uint8 info, const char *path, const char *file, uint64 offset,
 	for (i = 0; i < nparts; i++)
 		nbytes += parts[i].len;
 	if (nbytes > MaxAllocSize / 2)
-		elog(ERROR, "widecol_fdw change of %llu bytes is too large for one WAL record",
-			 (unsigned long long) nbytes);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("widecol_fdw change of %llu bytes is too large for one WAL record",
+						(unsigned long long) nbytes)));
 	xlrec.offset = offset;
 	xlrec.nbytes = (uint32) nbytes;
 	xlrec.pathlen = (uint16) strlen(path);
