@@ -1197,7 +1197,20 @@ wcfdw_row_lock_take(WcFdwStore *store, const LOCKTAG *rows, const LOCKTAG *tag, 
 	LockAcquireResult r;
 	int64		n;
 
-	r = LockAcquire(tag, mode, false, wait != LockWaitBlock);
+	/* a lock that would wait is not available only when the lock table is full */
+	r = LockAcquireExtended(tag, mode, false, wait != LockWaitBlock, wait != LockWaitBlock, NULL);
+	if (r == LOCKACQUIRE_NOT_AVAIL && wait == LockWaitBlock)
+	{
+		/* every row at once, if no other transaction locks rows in the store */
+		if (LockAcquire(rows, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+			return true;
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of shared memory"),
+				 errdetail("The lock table has no room for another row lock of widecol table \"%s\", and other transactions hold row locks in it.",
+						   store->relname ? store->relname : "?"),
+				 errhint("Increase max_locks_per_transaction, or lower widecol_fdw.max_row_locks so that transactions lock all rows of a table at once sooner.")));
+	}
 	if (r == LOCKACQUIRE_NOT_AVAIL)
 		return false;
 	/* past the limit: at once in a table newly locked in, then every RETRY locks */
